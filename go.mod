@@ -1,0 +1,3 @@
+module gofsck
+
+go 1.26.8
