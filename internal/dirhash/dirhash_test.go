@@ -258,3 +258,27 @@ func TestDebugfsOracle(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHash checks that Hash never panics on any name and version, and that
+// the signed and unsigned variants agree on names without high bytes.
+func FuzzHash(f *testing.F) {
+	f.Add([]byte("hello"), uint8(1), uint32(0))
+	f.Add(bytes.Repeat([]byte{0xff}, 255), uint8(5), uint32(7))
+	f.Fuzz(func(t *testing.T, name []byte, v uint8, s uint32) {
+		seed := [4]uint32{s, ^s, s * 3, 0}
+		major, _, err := Hash(Version(v), name, &seed)
+		if err != nil {
+			return
+		}
+		if major&1 != 0 || major == eof32 {
+			t.Fatalf("major %#x", major)
+		}
+		if v <= uint8(TEA) && bytes.IndexFunc(name, func(r rune) bool { return r >= 0x80 || r == 0xfffd }) < 0 {
+			m2, n2, _ := Hash(Version(v).Unsigned(), name, &seed)
+			m1, n1, _ := Hash(Version(v), name, &seed)
+			if m1 != m2 || n1 != n2 {
+				t.Fatalf("signed and unsigned differ on %q", name)
+			}
+		}
+	})
+}
