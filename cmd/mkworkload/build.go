@@ -224,6 +224,7 @@ func makeImage(cfg *config, p plan, log io.Writer) error {
 	if len(p.features) > 0 {
 		args = append(args, "-O", strings.Join(p.features, ","))
 	}
+	args = append(args, strings.Fields(cfg.mkfsArgs)...)
 	args = append(args, cfg.image)
 	return runCmd(cfg, log, "mke2fs", args...)
 }
@@ -246,7 +247,11 @@ func runCmd(cfg *config, log io.Writer, name string, args ...string) error {
 func mountLoop(cfg *config, mnt string, log io.Writer) (string, error) {
 	// barrier=0 only drops cache flushes, which a throw-away image does
 	// not need; it does not change the on-disk format.
-	if err := runCmd(cfg, log, "mount", "-t", "ext4", "-o", "loop,noatime,barrier=0", cfg.image, mnt); err != nil {
+	opts := "loop,noatime,barrier=0"
+	if cfg.mountOpts != "" {
+		opts += "," + cfg.mountOpts
+	}
+	if err := runCmd(cfg, log, "mount", "-t", "ext4", "-o", opts, cfg.image, mnt); err != nil {
 		return "", err
 	}
 	dev, err := mountSource(mnt)

@@ -53,8 +53,11 @@ type config struct {
 	data      string // -data: "write", "fallocate" or "" (workload default)
 	seed      uint64 // -seed
 	mntDir    string // -mnt: parent of the temporary mount point
+	mkfsArgs  string // -mkfs: extra mke2fs arguments
+	mountOpts string // -mount-opts: extra mount options
 	verbose   bool   // -v
 	quiet     bool   // -q
+	list      bool   // -list
 
 	// tree is the walked -src, filled in by the mixed plan.
 	tree []srcEntry
@@ -73,6 +76,12 @@ func mainErr(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "mkworkload: %v\n", err)
 		return 2
+	}
+	if cfg.list {
+		for _, w := range workloads {
+			fmt.Fprintf(stdout, "%s %d\n", w.name, w.defCount)
+		}
+		return 0
 	}
 	if os.Geteuid() != 0 {
 		fmt.Fprintln(stderr, "mkworkload: must be run as root: it loop-mounts the image (mount -o loop) so that the kernel's ext4 driver writes it; re-run with sudo")
@@ -113,8 +122,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.data, "data", "", "file data: write or fallocate (default: fallocate, write for mixed)")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed for file sizes and names")
 	fs.StringVar(&cfg.mntDir, "mnt", "", "directory for the temporary mount point (default $TMPDIR)")
+	fs.StringVar(&cfg.mkfsArgs, "mkfs", "", "extra mke2fs arguments, space separated (e.g. \"-O ^metadata_csum -J size=256\")")
+	fs.StringVar(&cfg.mountOpts, "mount-opts", "", "extra mount options (comma separated)")
 	fs.BoolVar(&cfg.verbose, "v", false, "print the commands run and progress")
 	fs.BoolVar(&cfg.quiet, "q", false, "no progress lines on stderr")
+	fs.BoolVar(&cfg.list, "list", false, "print each workload's name and default -n, and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: mkworkload -w NAME -o IMAGE [-n COUNT] [-size SIZE] [-j JOBS] [flags]\n\nworkloads:\n")
 		for _, w := range workloads {
@@ -128,6 +140,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if cfg.list {
+		return cfg, nil
 	}
 	if cfg.workload == "" || cfg.image == "" {
 		fs.Usage()
