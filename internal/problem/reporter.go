@@ -1,0 +1,512 @@
+package problem
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Mode is how questions are answered.
+type Mode uint8
+
+// The answering modes. The zero value is ModeNo, the safe one.
+const (
+	// ModeNo answers every question no (-n).
+	ModeNo Mode = iota
+	// ModeYes answers every question yes (-y).
+	ModeYes
+	// ModePreen fixes what is safe without asking and halts on anything
+	// else (-p, -a).
+	ModePreen
+	// ModeInteractive asks and reads single-character answers from
+	// Options.In.
+	ModeInteractive
+)
+
+// Options configure a Reporter.
+type Options struct {
+	Mode Mode
+	// In supplies the answers in ModeInteractive; it is read one byte at a
+	// time, as e2fsck reads the terminal: y/Y yes, n/N no, a/A yes to all,
+	// Enter, space or Escape the default; other bytes are ignored. End of
+	// input takes the default.
+	In io.Reader
+	// Err receives the preen-halt message (stderr). Nil discards it.
+	Err io.Writer
+	// Device is the name printed in front of messages when preening
+	// ("test.img: ") and in the preen-halt message.
+	Device string
+	// Namer resolves %p, %P, %q and %Q path names. Nil prints "???".
+	Namer Namer
+	// Now returns the current time for %T. Nil uses time.Now.
+	Now func() time.Time
+	// Location is the time zone for %t, %T and %IM (e2fsck uses the local
+	// time zone, TZ). Nil uses time.Local.
+	Location *time.Location
+	// MaxCount, when positive, is e2fsck's max_count_problems: after a code
+	// has been reported MaxCount times further reports of it are not
+	// printed (in -n/-y mode, or for preen-safe problems when preening),
+	// and "...problem 0x%06x suppressed" is printed once.
+	MaxCount int
+	// BeforePrint, if set, is called before anything is printed (to clear
+	// a progress bar).
+	BeforePrint func()
+}
+
+// LatchState is the state of a latch group, e2fsck's PRL_* flags.
+type LatchState uint8
+
+// The latch states.
+const (
+	LatchStateYes      LatchState = 1 << iota // the group's answer is yes
+	LatchStateNo                              // the group's answer is no
+	LatchStateLatched                         // the question has been asked
+	LatchStateSuppress                        // members are not printed
+	latchStateAll      = LatchStateYes | LatchStateNo | LatchStateLatched | LatchStateSuppress
+)
+
+// Status is what a run's answers mean for its outcome.
+type Status struct {
+	// Invalid: a prompted problem without FlagNoOK was answered no (or the
+	// checker called MarkInvalid); the file system still has errors.
+	Invalid bool
+	// Fixed: a prompted problem without FlagNotAFix was answered yes
+	// (e2fsck's E2F_FLAG_PROBLEMS_FIXED).
+	Fixed bool
+	// Aborted: a FlagFatal problem was reported, or an Abort prompt was
+	// answered yes. The checker must stop; the exit status gets bit 8.
+	Aborted bool
+	// Halted: preen mode met a problem it may not fix. The checker must
+	// stop; the exit status is 4.
+	Halted bool
+	// Cancelled: the user typed Ctrl-C at a prompt.
+	Cancelled bool
+}
+
+// Reporter prints problems exactly as e2fsck's fix_problem does, decides
+// their answers and keeps the run's Status. It implements Fixer.
+//
+// A Reporter is for one goroutine. The parallel passes buffer the
+// Problems of each work unit and replay them into the Reporter in the
+// order e2fsck would have reported them; this gives the same output
+// because what Fix prints and answers depends only on the Problem, the
+// Options, and the earlier calls (counts, latch states, status). A
+// checker that needs the answer before it can go on (most repairs do)
+// must therefore either report from the ordering goroutine or run under
+// ModeNo/ModeYes/ModePreen, where the answer can be computed ahead with
+// Answer.
+type Reporter struct {
+	out  io.Writer
+	opts Options
+	in   *bufio.Reader
+
+	yesToAll  bool // interactive 'a' switched answering to yes
+	yesStreak int  // consecutive interactive yes answers
+	counts    [len(defs)]int
+	latches   [numLatches]LatchState
+	status    Status
+	depth     int // nesting of latch questions and chained problems
+}
+
+var _ Fixer = (*Reporter)(nil)
+
+// NewReporter returns a Reporter printing to out (stdout).
+func NewReporter(out io.Writer, opts Options) *Reporter {
+	if out == nil {
+		out = io.Discard
+	}
+	r := &Reporter{out: out, opts: opts}
+	if opts.In != nil {
+		r.in = bufio.NewReaderSize(opts.In, 16)
+	}
+	return r
+}
+
+// Status returns the run's status so far.
+func (r *Reporter) Status() Status { return r.status }
+
+// Aborted reports whether a fatal problem stopped the run.
+func (r *Reporter) Aborted() bool { return r.status.Aborted }
+
+// Halted reports whether preen mode stopped the run.
+func (r *Reporter) Halted() bool { return r.status.Halted }
+
+// Stopped reports whether the checker must stop: the run was aborted,
+// halted, or cancelled at a prompt. Once stopped, Fix prints nothing and
+// answers no.
+func (r *Reporter) Stopped() bool {
+	return r.status.Aborted || r.status.Halted || r.status.Cancelled
+}
+
+// MarkInvalid records that the file system still has errors without a
+// problem being declined (e2fsck's ext2fs_unmark_valid).
+func (r *Reporter) MarkInvalid() { r.status.Invalid = true }
+
+// MarkValid clears the Invalid status, as e2fsck does when it restarts
+// the check from the beginning.
+func (r *Reporter) MarkValid() { r.status.Invalid = false }
+
+// Count returns how many times c has been reported.
+func (r *Reporter) Count(c Code) int {
+	if i, ok := index(c); ok {
+		return r.counts[i]
+	}
+	return 0
+}
+
+// Header prints a pass header (PR_1_PASS_HEADER, ...). Headers are not
+// printed when preening.
+func (r *Reporter) Header(c Code) {
+	if r.opts.Mode == ModePreen {
+		return
+	}
+	r.Fix(Problem{Code: c})
+}
+
+// SetLatchState sets and clears state bits of latch l, e2fsck's
+// set_latch_flags. The checker uses it to pre-answer a latch
+// (LatchReloc is marked LatchStateLatched when a backup superblock was
+// given with -b) or to silence one (LatchBlock gets LatchStateSuppress
+// once the user chose to suppress messages).
+func (r *Reporter) SetLatchState(l Latch, set, clear LatchState) {
+	if l == LatchNone || l >= numLatches {
+		return
+	}
+	r.latches[l] = (r.latches[l] | set) &^ clear
+}
+
+// LatchState returns latch l's state bits.
+func (r *Reporter) LatchState(l Latch) LatchState {
+	if l >= numLatches {
+		return 0
+	}
+	return r.latches[l]
+}
+
+// EndLatch closes latch l, e2fsck's end_problem_latch: if the latch was
+// used and has an end message (the pass-5 difference lists, the pass-1B
+// block list, the 1E/3A lists), that message is reported and its answer
+// returned with asked true. The latch is then reset so that the next
+// member asks the question again. The checker ends LatchBlock and
+// LatchTooBig after every inode, LatchDBlock after every inode's list,
+// and the others where e2fsck does.
+func (r *Reporter) EndLatch(l Latch) (fix, asked bool) {
+	if l == LatchNone || l >= numLatches {
+		return false, false
+	}
+	if end := latchDefs[l].end; end != 0 && r.latches[l]&LatchStateLatched != 0 {
+		asked = true
+		fix = r.fix(Problem{Code: end}) != 0
+	}
+	r.latches[l] = 0
+	return fix, asked
+}
+
+// Fix reports p and returns whether its fix should be applied. It prints
+// the message and the answer as e2fsck does; for message-only problems it
+// returns the default answer (yes, except under -n), so code that e2fsck
+// guards with such a problem runs in the same modes.
+func (r *Reporter) Fix(p Problem) bool {
+	return r.fix(p) != 0
+}
+
+// Message returns p's message as Fix would print it, without the preen
+// prefix or answer and without counting it.
+func (r *Reporter) Message(p Problem) string {
+	i, ok := index(p.Code)
+	if !ok {
+		return fmt.Sprintf("Unhandled error code (0x%x)!\n", uint32(p.Code))
+	}
+	return r.expand(defs[i].Msg, &p)
+}
+
+// Answer returns what Fix would answer for p in a non-interactive mode,
+// without printing or recording anything. In ModeInteractive, and for
+// members of a latch whose question has not been answered yet, it returns
+// the default answer. Problems that stop the run (fatal ones, Abort
+// prompts, those that halt preen) answer no.
+func (r *Reporter) Answer(p Problem) bool {
+	i, ok := index(p.Code)
+	if !ok || r.Stopped() {
+		return false
+	}
+	d := &defs[i]
+	if d.Flags&FlagFatal != 0 || d.Prompt == PromptAbort {
+		// Fix stops the run and answers no.
+		return false
+	}
+	if d.Flags&FlagAfterCode != 0 && d.Chain != p.Code {
+		return r.Answer(Problem{Code: d.Chain})
+	}
+	def := r.defaultAnswer(d)
+	if d.Prompt == PromptNone {
+		return def || d.Flags&FlagNoCollate != 0
+	}
+	if d.Flags&FlagForceNo != 0 {
+		return false
+	}
+	if r.opts.Mode == ModePreen {
+		return def && d.Flags&FlagPreenOK != 0
+	}
+	if d.Latch != LatchNone {
+		if st := r.latches[d.Latch]; st&(LatchStateYes|LatchStateNo) != 0 {
+			return st&LatchStateYes != 0
+		}
+	}
+	switch {
+	case r.opts.Mode == ModeNo:
+		return false
+	case r.opts.Mode == ModeYes || r.yesToAll:
+		return true
+	}
+	return def
+}
+
+func (r *Reporter) expand(msg string, p *Problem) string {
+	e := expander{p: p, namer: r.opts.Namer, loc: r.opts.Location, now: r.opts.Now}
+	e.expand(msg, true, 0)
+	return e.b.String()
+}
+
+func (r *Reporter) print(s string) {
+	if r.opts.BeforePrint != nil {
+		r.opts.BeforePrint()
+	}
+	io.WriteString(r.out, s)
+}
+
+// defaultAnswer is e2fsck's def_yn.
+func (r *Reporter) defaultAnswer(d *Def) bool {
+	return d.Flags&FlagNoDefault == 0 &&
+		!(d.Flags&FlagPreenNo != 0 && r.opts.Mode == ModePreen) &&
+		r.opts.Mode != ModeNo
+}
+
+// maxChain bounds the latch-question and AFTER_CODE recursion; the
+// catalogue needs two levels.
+const maxChain = 8
+
+// fix is fix_problem. It returns 1 (yes), 0 (no) or -1 (a NOCOLLATE
+// message, which counts as yes for the caller but does not decide a
+// latch).
+func (r *Reporter) fix(p Problem) int {
+	if r.Stopped() {
+		return 0
+	}
+	i, ok := index(p.Code)
+	if !ok {
+		r.print(fmt.Sprintf("Unhandled error code (0x%x)!\n", uint32(p.Code)))
+		return 0
+	}
+	if r.depth > maxChain {
+		return 0
+	}
+	r.depth++
+	defer func() { r.depth-- }()
+
+	d := &defs[i]
+	r.counts[i]++
+	preen := r.opts.Mode == ModePreen
+	def := r.defaultAnswer(d)
+
+	// The latch question is asked before the first member.
+	suppress := false
+	var latch *LatchState
+	if d.Latch != LatchNone && d.Latch < numLatches {
+		latch = &r.latches[d.Latch]
+		if q := latchDefs[d.Latch].question; q != 0 && *latch&LatchStateLatched == 0 {
+			ans := r.fixAs(q, p)
+			if r.Stopped() {
+				return 0
+			}
+			switch ans {
+			case 1:
+				*latch |= LatchStateYes
+			case 0:
+				*latch |= LatchStateNo
+			}
+			*latch |= LatchStateLatched
+		}
+		if *latch&LatchStateSuppress != 0 {
+			suppress = true
+		}
+	}
+	if d.Flags&FlagPreenNoMsg != 0 && preen {
+		suppress = true
+	}
+	if d.Flags&FlagNoNoMsg != 0 && (r.opts.Mode == ModeNo || d.Flags&FlagForceNo != 0) {
+		suppress = true
+	}
+	if max := r.opts.MaxCount; max > 0 && r.counts[i] > max {
+		if r.opts.Mode == ModeNo || r.opts.Mode == ModeYes || r.yesToAll {
+			suppress = true
+		}
+		if preen && d.Flags&FlagPreenOK != 0 {
+			suppress = true
+		}
+		if latch != nil && *latch&(LatchStateYes|LatchStateNo) != 0 {
+			suppress = true
+		}
+		if r.counts[i] == max+1 {
+			r.print(fmt.Sprintf("...problem 0x%06x suppressed\n", uint32(d.Code)))
+		}
+	}
+	if !suppress {
+		var s string
+		if preen && d.Flags&FlagPreenNoHdr == 0 {
+			s = r.opts.Device + ": "
+		}
+		if d.Msg != "" {
+			s += r.expand(d.Msg, &p)
+		}
+		if s != "" {
+			r.print(s)
+		}
+	}
+	if d.Flags&FlagPreenOK == 0 && d.Prompt != PromptNone && preen {
+		r.preenHalt()
+		return 0
+	}
+	if d.Flags&FlagFatal != 0 {
+		r.status.Aborted = true
+		return 0
+	}
+
+	answer := 0
+	if d.Prompt == PromptNone {
+		if d.Flags&FlagNoCollate != 0 {
+			answer = -1
+		} else if def {
+			answer = 1
+		}
+	} else {
+		printAnswer := false
+		switch {
+		case d.Flags&FlagForceNo != 0:
+			printAnswer = true
+		case preen:
+			answer = b2i(def)
+			printAnswer = d.Flags&FlagPreenNoMsg == 0
+		case latch != nil && *latch&(LatchStateYes|LatchStateNo) != 0:
+			printAnswer = true
+			answer = b2i(*latch&LatchStateYes != 0)
+		default:
+			answer = b2i(r.ask(d.Prompt.String(), def))
+		}
+		if answer == 0 && d.Flags&FlagNoOK == 0 {
+			r.status.Invalid = true
+		}
+		if printAnswer && !suppress {
+			if answer != 0 {
+				r.print(d.Prompt.Done() + ".\n")
+			} else {
+				r.print("IGNORED.\n")
+			}
+		}
+	}
+	if d.Prompt == PromptAbort && answer != 0 {
+		r.status.Aborted = true
+		return 0
+	}
+	if r.status.Cancelled {
+		return 0
+	}
+	if d.Flags&FlagAfterCode != 0 && d.Chain != 0 {
+		answer = r.fixAs(d.Chain, p)
+	}
+	if answer != 0 && d.Prompt != PromptNone && d.Flags&FlagNotAFix == 0 {
+		r.status.Fixed = true
+	}
+	return answer
+}
+
+// fixAs reports code with p's context.
+func (r *Reporter) fixAs(code Code, p Problem) int {
+	p.Code = code
+	return r.fix(p)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ask is e2fsck's ask: print the question and get an answer.
+func (r *Reporter) ask(prompt string, def bool) bool {
+	switch {
+	case r.opts.Mode == ModeNo:
+		r.print(prompt + "? no\n\n")
+		return false
+	case r.opts.Mode == ModeYes || r.yesToAll:
+		r.print(prompt + "? yes\n\n")
+		return true
+	}
+	return r.askYN(prompt, def)
+}
+
+// askYN is e2fsck's interactive ask_yn, reading single bytes from In.
+func (r *Reporter) askYN(prompt string, def bool) bool {
+	extra := ""
+	if r.yesStreak > 12 {
+		r.yesStreak = -1
+	} else if r.yesStreak > 8 {
+		extra = " ('a' enables 'yes' to all) "
+	}
+	defStr := "<n>"
+	if def {
+		defStr = "<y>"
+	}
+	r.print(prompt + extra + defStr + "? ")
+	answer, all := def, false
+	for r.in != nil {
+		c, err := r.in.ReadByte()
+		if err != nil {
+			break
+		}
+		switch c {
+		case 3: // Ctrl-C
+			r.print("cancelled!\n")
+			r.yesStreak = 0
+			r.status.Cancelled = true
+			return false
+		case 'y', 'Y':
+			answer = true
+			if r.yesStreak >= 0 {
+				r.yesStreak++
+			}
+		case 'n', 'N':
+			answer = false
+			r.yesStreak = -1
+		case 'a', 'A':
+			answer, all = true, true
+			r.yesStreak = -1
+			r.yesToAll = true
+		case 27, ' ', '\n':
+			r.yesStreak = -1
+		default:
+			continue
+		}
+		break
+	}
+	switch {
+	case all:
+		r.print("yes to all\n")
+	case answer:
+		r.print("yes\n")
+	default:
+		r.print("no\n")
+	}
+	return answer
+}
+
+// preenHalt is e2fsck's preenhalt: stop a preen run that met a problem it
+// may not fix.
+func (r *Reporter) preenHalt() {
+	r.status.Halted = true
+	if r.opts.Err != nil {
+		fmt.Fprintf(r.opts.Err, "\n\n%s: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n\t(i.e., without -a or -p options)\n", r.opts.Device)
+	}
+}
