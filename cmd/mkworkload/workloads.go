@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -435,9 +435,7 @@ func populateFragAged(ctx context.Context, e *env) error {
 	}
 	workers := min(int64(cfg.jobs), big)
 	step := int64(1 << 20)
-	var mu sync.Mutex
-	// mu protects grown.
-	grown := int64(0)
+	var grown atomic.Int64 // bytes added to the big files
 	err = forEach(ctx, int(workers), workers, func(ctx context.Context, w int64) error {
 		size := make(map[int64]int64)
 		for ctx.Err() == nil {
@@ -450,9 +448,7 @@ func populateFragAged(ctx context.Context, e *env) error {
 					return fmt.Errorf("grow big/b%03d: %w", b, err)
 				}
 				size[b] += step
-				mu.Lock()
-				grown += step
-				mu.Unlock()
+				grown.Add(step)
 				e.ops.Add(1)
 			}
 		}
@@ -461,6 +457,6 @@ func populateFragAged(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	e.note = fmt.Sprintf("small_files=%d deleted=%d big_files=%d big_bytes=%s", filled, (filled+1)/2, big, humanBytes(grown))
+	e.note = fmt.Sprintf("small_files=%d deleted=%d big_files=%d big_bytes=%s", filled, (filled+1)/2, big, humanBytes(grown.Load()))
 	return nil
 }
