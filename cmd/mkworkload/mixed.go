@@ -79,6 +79,7 @@ func mixedCopies(n int64, m int) []int {
 	return per
 }
 
+// planMixed walks -src once and sizes the image for the copies it needs.
 func planMixed(cfg *config) (plan, error) {
 	tree, err := walkSrc(cfg.src)
 	if err != nil {
@@ -102,6 +103,7 @@ func planMixed(cfg *config) (plan, error) {
 	return plan{bytes: fsBytes(cfg, inodes, payload), inodes: inodes}, nil
 }
 
+// populateMixed builds the copies of -src under /cNNN, one goroutine per copy.
 func populateMixed(ctx context.Context, e *env) error {
 	cfg := e.cfg
 	if cfg.tree == nil {

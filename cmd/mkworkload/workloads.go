@@ -169,15 +169,19 @@ func populateSpread(ctx context.Context, e *env, size func(i int64) int64, write
 	})
 }
 
+// planZero sizes the zero workload: inodes only, plus directory blocks.
 func planZero(cfg *config) (plan, error) { return spreadPlan(cfg, cfg.count, 0), nil }
 
+// populateZero creates cfg.count empty files over 256 directories.
 func populateZero(ctx context.Context, e *env) error {
 	e.measure = dirNames("d", spreadDirs)
 	return populateSpread(ctx, e, func(int64) int64 { return 0 }, false)
 }
 
+// planSmall sizes the small workload for files of 4-32 KiB.
 func planSmall(cfg *config) (plan, error) { return spreadPlan(cfg, cfg.count, avgSmallAlloc), nil }
 
+// populateSmall creates cfg.count files of 4-32 KiB over 256 directories.
 func populateSmall(ctx context.Context, e *env) error {
 	e.measure = dirNames("d", spreadDirs)
 	for d := int64(0); d < spreadDirs && d < e.cfg.count; d++ {
@@ -187,6 +191,7 @@ func populateSmall(ctx context.Context, e *env) error {
 	return populateSpread(ctx, e, func(i int64) int64 { return smallSize(seed, i) }, e.cfg.data == "write")
 }
 
+// planBigdir sizes the bigdir workload and asks for large_dir.
 func planBigdir(cfg *config) (plan, error) {
 	inodes := cfg.count + 64
 	payload := cfg.count*48 + 4<<20
@@ -208,6 +213,7 @@ func bigdirName(seed uint64, i int64) string {
 	return name
 }
 
+// populateBigdir creates cfg.count empty files in the single directory /big.
 func populateBigdir(ctx context.Context, e *env) error {
 	const chunk = 1024
 	dir := filepath.Join(e.root, "big")
@@ -247,6 +253,7 @@ func fragPunchLayout(n, per int64) (files, perFile int64) {
 	return (n + per - 1) / per, per
 }
 
+// planFragPunch sizes frag-punch for its files before any hole is punched.
 func planFragPunch(cfg *config) (plan, error) {
 	files, _ := fragPunchLayout(cfg.count, cfg.perFile)
 	bs := blockSizeGuess(cfg)
@@ -257,6 +264,8 @@ func planFragPunch(cfg *config) (plan, error) {
 	return plan{bytes: fsBytes(cfg, inodes, payload), inodes: inodes}, nil
 }
 
+// populateFragPunch fallocates each file under /frag whole, then punches
+// out every other block so each kept block is an extent of its own.
 func populateFragPunch(ctx context.Context, e *env) error {
 	files, per := fragPunchLayout(e.cfg.count, e.cfg.perFile)
 	dir := filepath.Join(e.root, "frag")
@@ -304,6 +313,7 @@ func bigFileCount(cfg *config) int64 {
 	return min(16, max(1, cfg.count/50000))
 }
 
+// planFragAged sizes frag-aged so that about cfg.count small files fill it.
 func planFragAged(cfg *config) (plan, error) {
 	// Sized for count small files; the fill goes on until the filesystem
 	// is full (up to 2*count files), so that the big files can only grow
@@ -321,6 +331,8 @@ type agedFile struct {
 	phys uint64
 }
 
+// populateFragAged fills the filesystem with small files, deletes every
+// other one in physical order and grows the big files into the holes.
 func populateFragAged(ctx context.Context, e *env) error {
 	cfg := e.cfg
 	write := cfg.data == "write"
