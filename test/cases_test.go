@@ -1,0 +1,599 @@
+package test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gofsck/internal/testfs"
+)
+
+// This file lists the feature-specific differential cases. Offsets follow
+// the kernel structures: ext4_dir_entry_2 {inode 0, rec_len 4, name_len 6,
+// file_type 7, name 8}; dx_root {dot 0, dotdot 12, reserved_zero 24,
+// hash_version 28, info_length 29, indirect_levels 30, unused_flags 31,
+// limit 32, count 34, block 36, entries 40 (hash, block)}; ext4_extent_header
+// {magic 0, entries 2, max 4, depth 6} (i_block[0] = magic|entries<<16,
+// i_block[1] = max|depth<<16, i_block[3..5] = first extent or index);
+// ext4_xattr_header {magic 0, refcount 4, blocks 8, hash 12, checksum 16,
+// first entry 32: name_len 0, name_index 1, value_offs 2, value_inum 4,
+// value_size 8, hash 12}.
+
+// dbgCase is a corruption made by debugfs commands.
+func dbgCase(name string, cmds ...string) dcase {
+	return dcase{name: name, do: func(c *cx) { c.dbg(cmds...) }}
+}
+
+// noEffect is a change that e2fsck -fn does not report.
+func noEffect(name string, cmds ...string) dcase {
+	return dcase{name: name, clean: true, do: func(c *cx) { c.dbg(cmds...) }}
+}
+
+// msgOnly is a change that e2fsck -fn reports but that leaves the exit
+// status 0 (problems whose "no" answer does not make the file system
+// invalid, such as the superblock's free counts).
+func msgOnly(name string, cmds ...string) dcase {
+	return dcase{name: name, clean: true, msgs: true, do: func(c *cx) { c.dbg(cmds...) }}
+}
+
+// doMsgOnly is msgOnly computed at run time.
+func doMsgOnly(name string, f func(c *cx)) dcase { return dcase{name: name, clean: true, msgs: true, do: f} }
+
+// do is a corruption computed at run time.
+func do(name string, f func(c *cx)) dcase { return dcase{name: name, do: f} }
+
+// doClean is a no-effect change computed at run time.
+func doClean(name string, f func(c *cx)) dcase { return dcase{name: name, clean: true, do: f} }
+
+var ffbRE = regexp.MustCompile(`Free blocks found: (\d+)`)
+var ffiRE = regexp.MustCompile(`Free inode found: (\d+)`)
+
+// freeBlock returns a free block in the second half of the file system.
+func (c *cx) freeBlock() uint64 {
+	c.t.Helper()
+	total, _ := strconv.ParseUint(c.sb()["Block count"], 10, 64)
+	out := testfs.DebugfsRO(c.t, c.img, fmt.Sprintf("ffb 1 %d", total/2))
+	m := ffbRE.FindStringSubmatch(out)
+	if m == nil {
+		c.t.Fatalf("no free block: %s", out)
+	}
+	b, _ := strconv.ParseUint(m[1], 10, 64)
+	return b
+}
+
+// freeInode returns a free inode number.
+func (c *cx) freeInode() uint32 {
+	c.t.Helper()
+	out := testfs.DebugfsRO(c.t, c.img, "ffi")
+	m := ffiRE.FindStringSubmatch(out)
+	if m == nil {
+		c.t.Fatalf("no free inode: %s", out)
+	}
+	v, _ := strconv.ParseUint(m[1], 10, 32)
+	return uint32(v)
+}
+
+// sbField reads a 32-bit superblock field at byte offset off.
+func (c *cx) sbField(off int64) uint32 {
+	return binary.LittleEndian.Uint32(c.read(1024+off, 4))
+}
+
+// ssvOr sets a superblock feature field with debugfs (which keeps the
+// superblock checksum right) to its current value OR mask.
+func (c *cx) ssvOr(field string, off int64, mask uint32) {
+	c.dbgf("ssv %s %#x", field, c.sbField(off)|mask)
+}
+
+// ssvAndNot clears bits of a superblock feature field.
+func (c *cx) ssvAndNot(field string, off int64, mask uint32) {
+	c.dbgf("ssv %s %#x", field, c.sbField(off)&^mask)
+}
+
+const (
+	offCompat   = 0x5C
+	offIncompat = 0x60
+	offROCompat = 0x64
+)
+
+// fixInodeCsum recomputes an inode's checksum after a raw write, so that the
+// case tests the content and not only the checksum.
+func (c *cx) fixInodeCsum(p string) {
+	if strings.Contains(c.sb()["Filesystem features"], "metadata_csum") {
+		c.dbgf("sif %s checksum calc", p)
+	}
+}
+
+// dirent writes into the first block of directory p at byte offset off.
+func (c *cx) dirent(p string, off int64, v []byte) { c.write(c.dirOff(p, 0)+off, v) }
+
+func u8(v byte) []byte { return []byte{v} }
+
+var le16, le32 = testfs.Le16, testfs.Le32
+
+// commonCases are corruptions of generic structures, used on the main
+// feature sets (block-mapped and extent-mapped alike).
+func commonCases() []dcase {
+	return []dcase{
+		dbgCase("file-dtime", "sif /dir/file dtime 20200101000000"),
+		dbgCase("file-mode-zero", "sif /dir/small mode 0"),
+		dbgCase("file-mode-badtype", "sif /dir/small mode 0170644"),
+		dbgCase("dir-mode-regular", "sif /dir/sub mode 0100644"),
+		dbgCase("file-acl-out-of-range", "sif /dir/small file_acl 99999999"),
+		dbgCase("file-acl-superblock", "sif /dir/small file_acl 1"),
+		dbgCase("file-faddr", "sif /dir/file faddr 5"),
+		dbgCase("file-size-small", "sif /dir/big size 100"),
+		dbgCase("dir-size-zero", "sif /dir/sub size 0"),
+		dbgCase("dir-size-unaligned", "sif /dir/sub size 1000"),
+		dbgCase("index-fl-on-file", "sif /dir/small flags 0x1000"),
+		msgOnly("immutable-chardev", "sif /dir/null flags 0x10"),
+		msgOnly("append-fifo", "sif /dir/fifo flags 0x20"),
+		dbgCase("chardev-size", "sif /dir/null size 1024"),
+		noEffect("noeffect-chardev-block3", "sif /dir/null block[3] 77"),
+		noEffect("noeffect-fifo-block0", "sif /dir/fifo block[0] 77"),
+		dbgCase("fast-symlink-size", "sif /dir/fast size 40"),
+		dbgCase("slow-symlink-size-zero", "sif /dir/slow size 0"),
+		dbgCase("root-clri", "clri <2>"),
+		dbgCase("root-mode-regular", "sif <2> mode 0100644"),
+		dbgCase("lpf-clri", "clri /lost+found"),
+		dbgCase("lpf-mode-regular", "sif /lost+found mode 0100644"),
+		dbgCase("unlink-file", "unlink /dir/file2"),
+		dbgCase("link-extra-name", "link /dir/small /dir/two/extra"),
+		dbgCase("link-dir-twice", "link /dir/sub /dir/two/subagain"),
+		dbgCase("file-links-zero", "sif /dir/file2 links_count 0"),
+		do("setb-free-block", func(c *cx) { c.dbgf("setb %d", c.freeBlock()) }),
+		do("seti-free-inode", func(c *cx) { c.dbgf("seti <%d>", c.freeInode()) }),
+		dbgCase("bg1-free-inodes", "set_bg 1 free_inodes_count 0"),
+		dbgCase("bg0-used-dirs", "set_bg 0 used_dirs_count 0"),
+		dbgCase("bg0-block-bitmap-out-of-range", "set_bg 0 block_bitmap 99999999"),
+		msgOnly("sb-free-blocks", "ssv free_blocks_count 10"),
+		msgOnly("sb-free-inodes", "ssv free_inodes_count 10"),
+		dbgCase("sb-inodes-count", "ssv inodes_count 100"),
+		dbgCase("sb-first-ino", "ssv first_ino 5"),
+		dbgCase("sb-rev-level", "ssv rev_level 7"),
+		dbgCase("sb-log-block-size", "ssv log_block_size 9"),
+		dbgCase("sb-r-blocks", "ssv r_blocks_count 99999999"),
+		noEffect("noeffect-sb-errors-invalid", "ssv errors 9"),
+		noEffect("noeffect-sb-wtime-future", "ssv wtime 20991231000000"),
+		msgOnly("sb-mtime-future", "ssv mtime 20991231000000"),
+		do("sb-incompat-unknown", func(c *cx) { c.ssvOr("feature_incompat", offIncompat, 0x80000000) }),
+		do("sb-rocompat-unknown", func(c *cx) { c.ssvOr("feature_ro_compat", offROCompat, 0x80000000) }),
+		doClean("noeffect-sb-last-orphan", func(c *cx) { c.dbgf("ssv last_orphan %d", c.ino("/dir/small")) }),
+		do("zap-root-dir", func(c *cx) { c.dbgf("zap_block %d", c.data("/", 0)) }),
+		do("zap-lpf-dir", func(c *cx) { c.dbgf("zap_block -p 0x55 %d", c.data("/lost+found", 0)) }),
+		do("zap-itable-block", func(c *cx) { c.dbgf("zap_block %d", c.inodeOff("/dir/file")/c.bs()) }),
+		do("zap-block-bitmap", func(c *cx) { c.dbgf("zap_block %d", c.group(0, "Block bitmap")) }),
+		do("zap-inode-bitmap", func(c *cx) { c.dbgf("zap_block -p 0xff %d", c.group(0, "Inode bitmap")) }),
+		do("dirent-reclen-zero", func(c *cx) { c.dirent("/dir/sub", 24+4, le16(0)) }),
+		do("dirent-reclen-unaligned", func(c *cx) { c.dirent("/dir/sub", 12+4, le16(13)) }),
+		do("dirent-namelen-long", func(c *cx) { c.dirent("/dir/sub", 24+6, u8(250)) }),
+		do("dirent-inode-out-of-range", func(c *cx) { c.dirent("/dir/sub", 24, le32(99999999)) }),
+		do("dirent-filetype-dir", func(c *cx) { c.dirent("/dir/sub", 24+7, u8(2)) }),
+		do("dirent-filetype-invalid", func(c *cx) { c.dirent("/dir/sub", 24+7, u8(9)) }),
+		do("dirent-dot-inode", func(c *cx) { c.dirent("/dir/sub", 0, le32(c.ino("/dir/two"))) }),
+		do("dirent-dot-name", func(c *cx) { c.dirent("/dir/sub", 8, []byte("x")) }),
+		do("dirent-dotdot-inode", func(c *cx) { c.dirent("/dir/sub", 12, le32(c.ino("/dir/two"))) }),
+		do("dirent-name-slash", func(c *cx) { c.dirent("/dir/sub", 24+8, []byte("a/")) }),
+		do("dirent-name-nul", func(c *cx) { c.dirent("/dir/sub", 24+9, []byte{0}) }),
+		do("dirent-inode-bad-blocks", func(c *cx) { c.dirent("/dir/sub", 24, le32(1)) }),
+		do("dirent-inode-reserved", func(c *cx) { c.dirent("/dir/sub", 24, le32(7)) }),
+		do("dirent-inode-unused", func(c *cx) { c.dirent("/dir/sub", 24, le32(c.freeInode())) }),
+		do("dirent-duplicate-name", func(c *cx) {
+			off := c.dirOff("/dir/two", 0)
+			name := c.read(off+24+8, 2)
+			c.write(off+36+8, name)
+		}),
+		noEffect("noeffect-mtime", "sif /dir/file mtime 20190101000000"),
+		noEffect("noeffect-ctime", "sif /dir/file ctime 20190101000000"),
+		noEffect("noeffect-volume-name", "ssv volume_name scratch"),
+		noEffect("noeffect-last-mounted", "ssv last_mounted /mnt/elsewhere"),
+		noEffect("noeffect-lastcheck", "ssv lastcheck 20190101000000"),
+		noEffect("noeffect-max-mnt-count", "ssv max_mnt_count 5"),
+		noEffect("noeffect-checkinterval", "ssv checkinterval 86400"),
+		noEffect("noeffect-mkfs-time", "ssv mkfs_time 20100101000000"),
+		noEffect("noeffect-def-resuid", "ssv def_resuid 1000"),
+		noEffect("noeffect-errors-panic", "ssv errors 3"),
+		doClean("noeffect-zap-free-block", func(c *cx) { c.dbgf("zap_block -p 0x77 %d", c.freeBlock()) }),
+	}
+}
+
+func ext2Cases() []dcase {
+	cs := commonCases()
+	return append(cs,
+		dbgCase("blk0-out-of-range", "sif /dir/file block[0] 9999999"),
+		dbgCase("blk0-superblock", "sif /dir/file block[0] 1"),
+		do("blk0-inode-table", func(c *cx) { c.dbgf("sif /dir/file block[0] %d", c.group(0, "Inode table")) }),
+		do("blk0-duplicate", func(c *cx) { c.dbgf("sif /dir/file2 block[0] %d", c.data("/dir/file", 0)) }),
+		dbgCase("ind-out-of-range", "sif /dir/big block[IND] 9999999"),
+		do("ind-duplicate", func(c *cx) { c.dbgf("sif /dir/big block[IND] %d", c.data("/dir/file", 1)) }),
+		do("dind-free-block", func(c *cx) { c.dbgf("sif /dir/file block[DIND] %d", c.freeBlock()) }),
+		do("zap-ind-block", func(c *cx) { c.dbgf("zap_block -p 0xff %d", c.ind("/dir/big")) }),
+		do("zap-sparse-ind", func(c *cx) { c.dbgf("zap_block -o 8 -l 8 -p 0xee %d", c.ind("/dir/sparse")) }),
+		dbgCase("extents-fl-no-feature", "sif /dir/file flags 0x80000"),
+		dbgCase("inline-fl-no-feature", "sif /dir/small flags 0x10000000"),
+		dbgCase("slow-symlink-block-out-of-range", "sif /dir/slow block[0] 9999999"),
+		dbgCase("sb-first-data-block", "ssv first_data_block 0"),
+		dbgCase("sb-blocks-per-group", "ssv blocks_per_group 1000"),
+		dbgCase("sb-inodes-per-group", "ssv inodes_per_group 7"),
+		noEffect("noeffect-sb-state-errors", "ssv state 2"),
+		do("sb-magic", func(c *cx) { c.write(1024+56, le16(0)) }),
+		do("bg1-inode-table-zero", func(c *cx) { c.dbg("set_bg 1 inode_table 0") }),
+		do("bg1-inode-bitmap-on-block-bitmap", func(c *cx) { c.dbgf("set_bg 1 inode_bitmap %d", c.group(1, "Block bitmap")) }),
+		do("freeb-ind-block", func(c *cx) { c.dbgf("freeb %d", c.ind("/dir/big")) }),
+		do("bigdir-ind-zap", func(c *cx) { c.dbgf("zap_block %d", c.ind(htreeDir)) }),
+		do("sb-compat-unknown", func(c *cx) { c.ssvOr("feature_compat", offCompat, 0x80000) }),
+		noEffect("noeffect-uid", "sif /dir/file uid 1234"),
+		noEffect("noeffect-gid", "sif /dir/file gid 1234"),
+		noEffect("noeffect-generation", "sif /dir/file generation 42"),
+		noEffect("noeffect-kbytes-written", "ssv kbytes_written 123456"),
+		noEffect("noeffect-raid-stride", "ssv raid_stride 16"),
+		noEffect("noeffect-file-size-grow", "sif /dir/sparse size 2000000"),
+		noEffect("noeffect-index-fl-cleared", "sif /dir/bigdir flags 0"),
+	)
+}
+
+func ext3Cases() []dcase {
+	jsb := func(c *cx) uint64 { return c.data("<8>", 0) }
+	return []dcase{
+		dbgCase("journal-clri", "clri <8>"),
+		dbgCase("journal-inum-zero", "ssv journal_inum 0"),
+		dbgCase("journal-mode-dir", "sif <8> mode 040755"),
+		dbgCase("journal-size-small", "sif <8> size 1024"),
+		noEffect("noeffect-journal-links-zero", "sif <8> links_count 0"),
+		do("journal-sb-magic", func(c *cx) { c.dbgf("zap_block -o 0 -l 4 -p 0 %d", jsb(c)) }),
+		do("journal-sb-blocksize", func(c *cx) { c.writeBlock(jsb(c), 12, []byte{0, 0, 2, 0}) }),
+		do("journal-sb-maxlen", func(c *cx) { c.writeBlock(jsb(c), 16, []byte{0x7f, 0, 0, 0}) }),
+		doMsgOnly("journal-sb-start", func(c *cx) { c.writeBlock(jsb(c), 28, []byte{0, 0, 0, 5}) }),
+		doMsgOnly("needs-recovery", func(c *cx) { c.ssvOr("feature_incompat", offIncompat, 0x4) }),
+		doMsgOnly("has-journal-cleared", func(c *cx) { c.ssvAndNot("feature_compat", offCompat, 0x4) }),
+		do("journal-block-shared", func(c *cx) { c.dbgf("sif /dir/file block[0] %d", c.data("<8>", 5)) }),
+		noEffect("noeffect-journal-backup-blocks", "ssv jnl_blocks[0] 5"),
+		doClean("noeffect-zap-journal-log", func(c *cx) { c.dbgf("zap_block -p 0x33 %d", c.data("<8>", 10)) }),
+		noEffect("noeffect-uid", "sif /dir/file uid 1234"),
+		dbgCase("blk0-out-of-range", "sif /dir/file block[0] 9999999"),
+		do("blk0-journal-sb", func(c *cx) { c.dbgf("sif /dir/small block[0] %d", jsb(c)) }),
+		dbgCase("dir-size-zero", "sif /dir/sub size 0"),
+		do("dirent-reclen-zero", func(c *cx) { c.dirent("/dir/sub", 24+4, le16(0)) }),
+		noEffect("noeffect-sb-state-errors", "ssv state 2"),
+	}
+}
+
+// extentCases corrupt extent trees (the file /dir/file has one extent in
+// the inode; /dir/sparse has an index in the inode and one leaf block).
+func extentCases() []dcase {
+	return []dcase{
+		dbgCase("eh-magic", "sif /dir/file block[0] 0x0001f30b"),
+		dbgCase("eh-entries-over-max", "sif /dir/file block[0] 0x0005f30a"),
+		dbgCase("eh-max-too-big", "sif /dir/file block[1] 0x00000005"),
+		dbgCase("eh-depth-too-big", "sif /dir/file block[1] 0x00060004"),
+		dbgCase("extent-start-out-of-range", "sif /dir/file block[5] 99999999"),
+		do("extent-start-duplicate", func(c *cx) { c.dbgf("sif /dir/file block[5] %d", c.data("/dir/file2", 0)) }),
+		do("extent-start-inode-table", func(c *cx) { c.dbgf("sif /dir/file block[5] %d", c.group(0, "Inode table")) }),
+		dbgCase("extent-len-zero", "sif /dir/file block[4] 0"),
+		dbgCase("extent-len-past-end", "sif /dir/file block[4] 0x7000"),
+		dbgCase("extent-lblk-huge", "sif /dir/file block[3] 0xfffffff0"),
+		dbgCase("extents-fl-cleared", "sif /dir/file flags 0"),
+		dbgCase("index-leaf-out-of-range", "sif /dir/sparse block[4] 99999999"),
+		dbgCase("index-lblk-wrong", "sif /dir/sparse block[3] 5"),
+		do("etb-magic", func(c *cx) { c.writeBlock(c.etb("/dir/sparse"), 0, le16(0x1234)) }),
+		do("etb-entries-over-max", func(c *cx) { c.writeBlock(c.etb("/dir/sparse"), 2, le16(0xfff0)) }),
+		do("etb-depth", func(c *cx) { c.writeBlock(c.etb("/dir/sparse"), 6, le16(1)) }),
+		do("etb-zap", func(c *cx) { c.dbgf("zap_block %d", c.etb("/dir/sparse")) }),
+		do("etb-extent-out-of-order", func(c *cx) {
+			b := c.etb("/dir/sparse")
+			c.writeBlock(b, 12+12, le32(0)) // second extent's ee_block = 0
+		}),
+		do("etb-freeb", func(c *cx) { c.dbgf("freeb %d", c.etb("/dir/sparse")) }),
+		do("etb-shared-with-file", func(c *cx) { c.dbgf("sif /dir/file block[5] %d", c.etb("/dir/sparse")) }),
+	}
+}
+
+func csumCases() []dcase {
+	return []dcase{
+		dbgCase("inode-csum", "sif /dir/file checksum 0x1234"),
+		dbgCase("bg1-csum", "set_bg 1 checksum 0x1234"),
+		dbgCase("bg0-block-bitmap-csum", "set_bg 0 block_bitmap_csum 0x1234"),
+		dbgCase("bg0-inode-bitmap-csum", "set_bg 0 inode_bitmap_csum 0x1234"),
+		do("sb-csum", func(c *cx) { c.write(1024+0x3FC, le32(c.sbField(0x3FC)^0x1234)) }),
+		dbgCase("sb-csum-type", "ssv checksum_type 7"),
+		do("dir-block-csum", func(c *cx) { c.dbgf("zap_block -o %d -l 1 -p 0x55 %d", c.bs()-1, c.data("/dir/sub", 0)) }),
+		do("etb-csum", func(c *cx) { c.dbgf("zap_block -b %d %d", 8*(c.bs()-2), c.etb("/dir/sparse")) }),
+		do("htree-node-csum", func(c *cx) { c.dbgf("zap_block -b %d %d", 8*(c.bs()-2), c.data(htreeDir, 0)) }),
+		do("ea-block-csum", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file2"), 16, le32(0x12345678)) }),
+		dbgCase("sb-uuid", "ssv uuid 11111111-2222-3333-4444-555555555555"),
+	}
+}
+
+func eaCases() []dcase {
+	return []dcase{
+		do("ea-magic", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file2"), 0, le32(0)) }),
+		do("ea-refcount", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file2"), 4, le32(7)) }),
+		do("ea-h-blocks", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file2"), 8, le32(2)) }),
+		do("ea-value-offs", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file2"), 32+2, le16(0xfff0)) }),
+		do("ea-entry-hash", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file2"), 32+12, le32(0xdeadbeef)) }),
+		do("ea-zap", func(c *cx) { c.dbgf("zap_block %d", c.eaBlock("/dir/file2")) }),
+		do("ea-block-shared", func(c *cx) { c.dbgf("sif /dir/small file_acl %d", c.eaBlock("/dir/file2")) }),
+		do("ea-freeb", func(c *cx) { c.dbgf("freeb %d", c.eaBlock("/dir/file2")) }),
+	}
+}
+
+func htreeRootCases() []dcase {
+	root := func(c *cx, off int64, v []byte) { c.writeBlock(c.data(htreeDir, 0), off, v) }
+	return []dcase{
+		do("htree-hash-version", func(c *cx) { root(c, 28, u8(7)) }),
+		do("htree-info-length", func(c *cx) { root(c, 29, u8(9)) }),
+		do("htree-levels", func(c *cx) { root(c, 30, u8(4)) }),
+		do("htree-reserved-zero", func(c *cx) { root(c, 24, le32(1)) }),
+		do("htree-limit", func(c *cx) { root(c, 32, le16(5)) }),
+		do("htree-count-over-limit", func(c *cx) { root(c, 34, le16(0x7fff)) }),
+		do("htree-block-out-of-range", func(c *cx) { root(c, 36, le32(99999)) }),
+		do("htree-hash-order", func(c *cx) { root(c, 40, le32(0xfffffff0)) }),
+		do("htree-zap-root", func(c *cx) { c.dbgf("zap_block %d", c.data(htreeDir, 0)) }),
+		dbgCase("htree-index-fl-on-small-dir", "sif /dir/sub flags 0x81000"),
+		dbgCase("htree-unlink-entry", "unlink /dir/bigdir/entry-with-a-long-name-00007"),
+		do("htree-leaf-reclen", func(c *cx) { c.writeBlock(c.data(htreeDir, 2), 4, le16(4)) }),
+	}
+}
+
+func ext4Cases() []dcase {
+	cs := append(commonCases(), extentCases()...)
+	cs = append(cs, csumCases()...)
+	cs = append(cs, eaCases()...)
+	cs = append(cs, htreeRootCases()...)
+	return append(cs,
+		do("inode-xattr-magic", func(c *cx) {
+			c.write(c.inodeOff("/dir/file")+128+32, le32(0))
+			c.fixInodeCsum("/dir/file")
+		}),
+		dbgCase("extra-isize-odd", "sif /dir/file extra_isize 3"),
+		dbgCase("extra-isize-too-big", "sif /dir/file extra_isize 200"),
+		dbgCase("sb-desc-size-small", "ssv desc_size 32"),
+		dbgCase("sb-desc-size-huge", "ssv desc_size 1000"),
+		do("bg2-inode-table-on-bitmap", func(c *cx) { c.dbgf("set_bg 2 inode_table %d", c.group(0, "Block bitmap")) }),
+		dbgCase("bg3-block-bitmap-zero", "set_bg 3 block_bitmap 0"),
+		dbgCase("bg0-inode-uninit", "set_bg 0 flags 1"),
+		dbgCase("bg0-itable-unused", "set_bg 0 itable_unused 1000"),
+		dbgCase("bg3-block-uninit-last", "set_bg 3 flags 2"),
+		msgOnly("sb-min-extra-isize", "ssv min_extra_isize 1000"),
+		noEffect("noeffect-sb-state-errors", "ssv state 2"),
+		do("sb-compat-unknown", func(c *cx) { c.ssvOr("feature_compat", offCompat, 0x80000) }),
+		do("extents-feature-cleared", func(c *cx) { c.ssvAndNot("feature_incompat", offIncompat, 0x40) }),
+		dbgCase("orphan-inode-links-zero", "sif /dir/file2 links_count 0", "ssv last_orphan 0"),
+		noEffect("noeffect-uid", "sif /dir/file uid 1234"),
+		noEffect("noeffect-gid", "sif /dir/file gid 1234"),
+		noEffect("noeffect-crtime", "sif /dir/file crtime 20190101000000"),
+		noEffect("noeffect-file-size-grow", "sif /dir/sparse size 2000000"),
+		noEffect("noeffect-projid", "sif /dir/file projid 7"),
+	)
+}
+
+func noflexCases() []dcase {
+	return []dcase{
+		do("bg1-block-bitmap-in-group0", func(c *cx) { c.dbgf("set_bg 1 block_bitmap %d", c.freeBlockGroup0()) }),
+		do("bg2-inode-table-overlap", func(c *cx) { c.dbgf("set_bg 2 inode_table %d", c.group(1, "Inode table")) }),
+		do("bg1-inode-bitmap-on-sb-backup", func(c *cx) { c.dbgf("set_bg 1 inode_bitmap %d", c.group(1, "Block bitmap")-2) }),
+		doClean("noeffect-zap-bg1-block-bitmap", func(c *cx) { c.dbgf("zap_block -p 0xff %d", c.group(1, "Block bitmap")) }),
+		dbgCase("extent-start-out-of-range", "sif /dir/file block[5] 99999999"),
+		dbgCase("eh-magic", "sif /dir/file block[0] 0x0001f30b"),
+		do("etb-zap", func(c *cx) { c.dbgf("zap_block %d", c.etb("/dir/sparse")) }),
+		dbgCase("bg1-csum", "set_bg 1 checksum 0x1234"),
+	}
+}
+
+// freeBlockGroup0 is a free block in group 0 (wrong place for group 1's
+// bitmap without flex_bg).
+func (c *cx) freeBlockGroup0() uint64 {
+	out := testfs.DebugfsRO(c.t, c.img, "ffb 1 1")
+	m := ffbRE.FindStringSubmatch(out)
+	if m == nil {
+		c.t.Fatalf("no free block: %s", out)
+	}
+	b, _ := strconv.ParseUint(m[1], 10, 64)
+	return b
+}
+
+func uninitCases() []dcase {
+	return []dcase{
+		dbgCase("bg1-csum", "set_bg 1 checksum 0x1234"),
+		dbgCase("bg0-inode-uninit", "set_bg 0 flags 1"),
+		dbgCase("bg0-itable-unused", "set_bg 0 itable_unused 1000"),
+		dbgCase("bg3-block-uninit-last", "set_bg 3 flags 2"),
+		noEffect("noeffect-bg1-flags-all-uninit", "set_bg 1 flags 7"),
+		msgOnly("bg0-block-uninit-used", "set_bg 0 flags 2"),
+		do("gdt-csum-cleared", func(c *cx) { c.ssvAndNot("feature_ro_compat", offROCompat, 0x10) }),
+		dbgCase("extent-start-out-of-range", "sif /dir/file block[5] 99999999"),
+		do("etb-magic", func(c *cx) { c.writeBlock(c.etb("/dir/sparse"), 0, le16(0x1234)) }),
+		do("ea-refcount", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file2"), 4, le32(7)) }),
+		do("htree-hash-version", func(c *cx) { c.writeBlock(c.data(htreeDir, 0), 28, u8(7)) }),
+		do("dirent-reclen-zero", func(c *cx) { c.dirent("/dir/sub", 24+4, le16(0)) }),
+		noEffect("noeffect-index-fl-cleared", "sif /dir/bigdir flags 0x80000"),
+		noEffect("noeffect-generation", "sif /dir/file generation 42"),
+	}
+}
+
+func bit32Cases() []dcase {
+	return []dcase{
+		noEffect("noeffect-sb-desc-size-set", "ssv desc_size 64"),
+		do("incompat-64bit-set", func(c *cx) { c.ssvOr("feature_incompat", offIncompat, 0x80) }),
+		dbgCase("extent-start-hi", "sif /dir/file block[4] 0x00010002"),
+		dbgCase("file-acl-hi", "sif /dir/file2 file_acl_hi 1"),
+		dbgCase("bg1-csum", "set_bg 1 checksum 0x1234"),
+		do("etb-entries-over-max", func(c *cx) { c.writeBlock(c.etb("/dir/sparse"), 2, le16(0xfff0)) }),
+	}
+}
+
+func ext41kCases() []dcase {
+	cs := append(extentCases(), htreeRootCases()...)
+	return append(cs,
+		do("dirent-reclen-past-block", func(c *cx) { c.dirent("/dir/sub", 12+4, le16(2000)) }),
+		do("zap-dir-block-ff", func(c *cx) { c.dbgf("zap_block -p 0xff %d", c.data("/dir", 0)) }),
+		dbgCase("bg1-block-bitmap-zero", "set_bg 1 block_bitmap 0"),
+		dbgCase("sb-blocks-count-big", "ssv blocks_count 99999"),
+		dbgCase("sb-first-data-block", "ssv first_data_block 0"),
+	)
+}
+
+func ino128Cases() []dcase {
+	return []dcase{
+		dbgCase("eh-magic", "sif /dir/file block[0] 0x0001f30b"),
+		do("ea-magic", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file"), 0, le32(0)) }),
+		do("ea-value-size", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file"), 32+8, le32(0x10000)) }),
+		dbgCase("sb-inode-size", "ssv inode_size 256"),
+		dbgCase("inode-csum", "sif /dir/small checksum 0x1234"),
+		noEffect("noeffect-uid", "sif /dir/file uid 1234"),
+	}
+}
+
+func bigallocCases() []dcase {
+	return []dcase{
+		do("extent-start-misaligned", func(c *cx) { c.dbgf("sif /dir/file block[5] %d", c.data("/dir/file", 0)+1) }),
+		do("extent-start-duplicate", func(c *cx) { c.dbgf("sif /dir/file block[5] %d", c.data("/dir/big", 0)) }),
+		dbgCase("extent-start-out-of-range", "sif /dir/file block[5] 99999999"),
+		do("setb-free-cluster", func(c *cx) { c.dbgf("setb %d", c.freeBlock()) }),
+		dbgCase("sb-cluster-size", "ssv log_cluster_size 0"),
+		dbgCase("sb-clusters-per-group", "ssv clusters_per_group 1000"),
+		dbgCase("bg0-free-blocks-zero", "set_bg 0 free_blocks_count 0"),
+		do("etb-zap", func(c *cx) { c.dbgf("zap_block %d", c.etb("/dir/sparse")) }),
+		dbgCase("file-i-blocks-small", "sif /dir/file blocks 8"),
+		do("ea-refcount", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file2"), 4, le32(7)) }),
+		do("bigalloc-cleared", func(c *cx) { c.ssvAndNot("feature_ro_compat", offROCompat, 0x200) }),
+		noEffect("noeffect-uid", "sif /dir/file uid 1234"),
+	}
+}
+
+func inlineCases() []dcase {
+	return []dcase{
+		noEffect("noeffect-inline-size-too-big", "sif /dir/small size 5000"),
+		dbgCase("inline-fl-cleared", "sif /dir/small flags 0"),
+		dbgCase("inline-ea-removed", "ea_rm /dir/small system.data"),
+		dbgCase("inline-dir-size", "sif /inldir size 3"),
+		do("inline-dir-dirent-inode", func(c *cx) { c.dbgf("sif /inldir block[1] %d", 99999999) }),
+		dbgCase("inline-dir-parent", "sif /inldir block[0] 99999999"),
+		dbgCase("inline-fl-on-block-file", "sif /dir/big flags 0x10080000"),
+		dbgCase("inline-feature-cleared-file", "sif /dir/tiny flags 0x80000"),
+		do("inline-feature-cleared", func(c *cx) { c.ssvAndNot("feature_incompat", offIncompat, 0x8000) }),
+		dbgCase("lpf-inline", "sif /lost+found flags 0x10000000"),
+		dbgCase("inline-dir-links", "sif /inldir links_count 9"),
+		noEffect("noeffect-uid", "sif /dir/tiny uid 1234"),
+	}
+}
+
+func metabgCases() []dcase {
+	return []dcase{
+		dbgCase("sb-first-meta-bg", "ssv first_meta_bg 1000"),
+		dbgCase("bg5-block-bitmap-zero", "set_bg 5 block_bitmap 0"),
+		dbgCase("bg9-csum", "set_bg 9 checksum 0x1234"),
+		dbgCase("bg15-free-inodes", "set_bg 15 free_inodes_count 0"),
+		doMsgOnly("resize-inode-feature-set", func(c *cx) { c.ssvOr("feature_compat", offCompat, 0x10) }),
+		do("meta-bg-cleared", func(c *cx) { c.ssvAndNot("feature_incompat", offIncompat, 0x10) }),
+		msgOnly("sb-reserved-gdt", "ssv reserved_gdt_blocks 5"),
+		do("zap-group1-gdt-primary", func(c *cx) { c.dbgf("zap_block %d", uint64(2)) }),
+		do("extent-start-on-meta-gdt", func(c *cx) { c.dbgf("sif /dir/file block[5] %d", uint64(1024*1+1+1)) }),
+	}
+}
+
+func sparse2Cases() []dcase {
+	return []dcase{
+		dbgCase("backup-bgs0-out-of-range", "ssv backup_bgs[0] 999"),
+		dbgCase("backup-bgs1-moved", "ssv backup_bgs[1] 3"),
+		dbgCase("backup-bgs-zero", "ssv backup_bgs[0] 0"),
+		do("sparse2-cleared", func(c *cx) { c.ssvAndNot("feature_compat", offCompat, 0x200) }),
+		do("extent-on-backup-sb", func(c *cx) { c.dbgf("sif /dir/file block[5] %d", uint64(1024+1)) }),
+		dbgCase("bg1-free-blocks", "set_bg 1 free_blocks_count 0"),
+		noEffect("noeffect-uid", "sif /dir/file uid 1234"),
+	}
+}
+
+func largedirCases() []dcase {
+	return append(htreeRootCases(),
+		doClean("noeffect-largedir-cleared", func(c *cx) { c.ssvAndNot("feature_incompat", offIncompat, 0x4000) }),
+		do("htree-levels-3", func(c *cx) { c.writeBlock(c.data(htreeDir, 0), 30, u8(3)) }),
+	)
+}
+
+// htreeCases use a 5000-entry directory with 1k blocks: a two-level htree.
+func htreeCases() []dcase {
+	return append(htreeRootCases(),
+		do("htree-zap-index-node", func(c *cx) { c.dbgf("zap_block %d", c.data(htreeDir, 1)) }),
+		do("htree-node-count", func(c *cx) { c.writeBlock(c.data(htreeDir, 1), 8+2, le16(0x7fff)) }),
+		do("htree-node-limit", func(c *cx) { c.writeBlock(c.data(htreeDir, 1), 8, le16(3)) }),
+		do("htree-node-hash-order", func(c *cx) { c.writeBlock(c.data(htreeDir, 1), 8+8, le32(0xfffffff0)) }),
+		do("htree-leaf-zap", func(c *cx) { c.dbgf("zap_block -p 0 %d", c.data(htreeDir, 40)) }),
+		do("htree-leaf-dup-name", func(c *cx) {
+			b := c.data(htreeDir, 40)
+			first := c.read(c.blockOff(b)+8, 28)
+			c.writeBlock(b, int64(8+roundUp4(8+28)), first)
+		}),
+		dbgCase("htree-dir-size-small", "sif /dir/bigdir size 4096"),
+		dbgCase("htree-dir-links", "sif /dir/bigdir links_count 5"),
+		noEffect("noeffect-dir-atime", "sif /dir/bigdir atime 20190101000000"),
+	)
+}
+
+func roundUp4(n int) int { return (n + 3) &^ 3 }
+
+func quotaCases() []dcase {
+	return []dcase{
+		dbgCase("usr-quota-clri", "clri <3>"),
+		dbgCase("grp-quota-mode-dir", "sif <4> mode 040755"),
+		dbgCase("usr-quota-inum-zero", "ssv usr_quota_inum 0"),
+		dbgCase("quota-uid-changed", "sif /dir/big uid 1234"),
+		dbgCase("quota-gid-changed", "sif /dir/big gid 1234"),
+		dbgCase("quota-projid-changed", "sif /dir/big projid 55"),
+		dbgCase("quota-size-blocks", "sif /dir/big blocks 100"),
+		do("zap-quota-file", func(c *cx) { c.dbgf("zap_block %d", c.data("<3>", 0)) }),
+		do("quota-feature-cleared", func(c *cx) { c.ssvAndNot("feature_ro_compat", offROCompat, 0x100) }),
+		noEffect("noeffect-mtime", "sif /dir/big mtime 20190101000000"),
+	}
+}
+
+func eainodeCases() []dcase {
+	// The EA inode is referenced from the first in-inode xattr entry of
+	// /dir/file3: i_extra_isize is 32, then the 4-byte magic, then
+	// e_name_len, e_name_index, e_value_offs and e_value_inum.
+	eaIno := func(c *cx) string {
+		v := binary.LittleEndian.Uint32(c.read(c.inodeOff("/dir/file3")+128+32+4+4, 4))
+		if v == 0 {
+			c.t.Fatal("/dir/file3 has no EA inode")
+		}
+		return fmt.Sprintf("<%d>", v)
+	}
+	return []dcase{
+		do("ea-inode-clri", func(c *cx) { c.dbg("clri " + eaIno(c)) }),
+		do("ea-inode-flag-cleared", func(c *cx) { c.dbg("sif " + eaIno(c) + " flags 0x80000") }),
+		do("ea-inode-hash", func(c *cx) { c.dbg("sif " + eaIno(c) + " atime 12345") }),
+		do("ea-inode-refcount", func(c *cx) { c.dbg("sif " + eaIno(c) + " ctime 12345") }),
+		doClean("noeffect-ea-inode-size", func(c *cx) { c.dbg("sif " + eaIno(c) + " size 5") }),
+		do("ea-inode-links", func(c *cx) { c.dbg("sif " + eaIno(c) + " links_count 3") }),
+		doClean("noeffect-ea-inode-linked-in-dir", func(c *cx) { c.dbg("link " + eaIno(c) + " /dir/eaino") }),
+		doClean("noeffect-ea-inode-feature-cleared", func(c *cx) { c.ssvAndNot("feature_incompat", offIncompat, 0x400) }),
+		do("ea-refcount", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file2"), 4, le32(7)) }),
+		noEffect("noeffect-owner-uid", "sif /dir/file3 uid 1234"),
+	}
+}
+
+func orphanCases() []dcase {
+	oino := func(c *cx) uint32 {
+		v, err := strconv.ParseUint(c.sb()["Orphan file inode"], 10, 32)
+		if err != nil || v == 0 {
+			v = 12
+		}
+		return uint32(v)
+	}
+	return []dcase{
+		do("orphan-file-clri", func(c *cx) { c.dbgf("clri <%d>", oino(c)) }),
+		dbgCase("orphan-file-inum-zero", "ssv orphan_file_inum 0"),
+		do("orphan-file-zap", func(c *cx) { c.dbgf("zap_block %d", c.data(fmt.Sprintf("<%d>", oino(c)), 0)) }),
+		do("orphan-file-tail-magic", func(c *cx) {
+			c.writeBlock(c.data(fmt.Sprintf("<%d>", oino(c)), 0), c.bs()-8, le32(0))
+		}),
+		do("orphan-file-entry", func(c *cx) {
+			c.writeBlock(c.data(fmt.Sprintf("<%d>", oino(c)), 0), 0, le32(c.ino("/dir/small")))
+		}),
+		do("orphan-present-set", func(c *cx) { c.ssvOr("feature_ro_compat", offROCompat, 0x10000) }),
+		do("orphan-file-feature-cleared", func(c *cx) { c.ssvAndNot("feature_compat", offCompat, 0x1000) }),
+		do("orphan-file-size", func(c *cx) { c.dbgf("sif <%d> size 100", oino(c)) }),
+		noEffect("noeffect-uid", "sif /dir/file uid 1234"),
+	}
+}
