@@ -218,6 +218,26 @@ func TestE2fsprogsFastCommit(t *testing.T) {
 	if scan.Err != nil {
 		t.Errorf("scan: %v", scan.Err)
 	}
+	// The fast-commit area starts with a HEAD record naming the full commit
+	// it follows.
+	buf := make([]byte, j.blockSize)
+	if err := j.ReadBlock(l.FCFirst, buf); err != nil {
+		t.Fatal(err)
+	}
+	it := jbd2.FCRecords(buf)
+	r, ok := it.Next()
+	feat, tid, isHead := r.Head()
+	if !ok || !isHead {
+		t.Fatalf("first fast-commit record %v (ok %v)", r.Tag, ok)
+	}
+	n := 1
+	for {
+		if _, ok := it.Next(); !ok {
+			break
+		}
+		n++
+	}
+	t.Logf("fast-commit head: features %#x tid %d; %d records in the first block, err %v", feat, tid, n, it.Err())
 	t.Logf("fc blocks %d, layout %+v, %d transactions, stop %v", sb.FCBlocks(), l, len(scan.Transactions), scan.Stop)
 }
 

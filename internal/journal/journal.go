@@ -25,7 +25,9 @@
 // Not implemented: replaying fast commits. The fast-commit area is
 // recognised (its size shrinks the normal log, Layout), but its
 // tag-length-value blocks are not replayed, so a journal whose last commits
-// are fast commits is replayed only up to its last full commit. e2fsck 1.47
+// are fast commits is replayed only up to its last full commit. The
+// records of a fast-commit block can be walked with jbd2.FCRecords (head and
+// tail decoded; the tail crc is not verified). e2fsck 1.47
 // wraps the normal log at the end of the fast-commit area rather than at the
 // end of the normal log (its wrap macro uses j_fc_last); this package wraps
 // where the kernel writes, at the end of the normal log. Locating the
@@ -161,6 +163,16 @@ func (j *Journal) readBlock(lblk uint64, p []byte) error {
 		err = io.ErrUnexpectedEOF
 	}
 	return fmt.Errorf("journal: reading log block %d (block %d): %w", lblk, pblk, err)
+}
+
+// ReadBlock reads logical journal block lblk (which must lie inside the
+// journal) into p, whose length must be the block size. It is how callers
+// look at the fast-commit area or dump log blocks.
+func (j *Journal) ReadBlock(lblk uint64, p []byte) error {
+	if len(p) != int(j.blockSize) {
+		return fmt.Errorf("journal: buffer of %d bytes for %d-byte blocks", len(p), j.blockSize)
+	}
+	return j.readLog(lblk, p)
 }
 
 // readLog is jread: a log read that must stay inside the journal.

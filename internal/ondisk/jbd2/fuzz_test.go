@@ -98,3 +98,24 @@ func FuzzRevoke(f *testing.F) {
 		_ = r.ChecksumValid(inc)
 	})
 }
+
+func FuzzFastCommit(f *testing.F) {
+	f.Add([]byte{9, 0, 8, 0, 0, 0, 0, 0, 5, 0, 0, 0, 7, 0, 2, 0, 0, 0, 8, 0, 8, 0, 5, 0, 0, 0, 1, 2, 3, 4})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		it := FCRecords(b)
+		end := 0
+		for {
+			r, ok := it.Next()
+			if !ok {
+				break
+			}
+			if r.Off < end || r.Off+FCTagHeaderSize+len(r.Value) > len(b) {
+				t.Fatalf("record %+v out of order or bounds", r)
+			}
+			end = r.Off + FCTagHeaderSize + len(r.Value)
+			_, _, _ = r.Head()
+			_, _, _ = r.Tail()
+			_ = r.Tag.String()
+		}
+	})
+}

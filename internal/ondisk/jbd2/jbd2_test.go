@@ -536,3 +536,30 @@ func TestIterationAllocatesNothing(t *testing.T) {
 		t.Errorf("iteration allocates %v times", n)
 	}
 }
+
+func TestFastCommitRecords(t *testing.T) {
+	b := []byte{
+		9, 0, 8, 0, 0, 0, 0, 0, 5, 0, 0, 0, // head: features 0, tid 5
+		7, 0, 2, 0, 0, 0, // pad, 2 bytes
+		8, 0, 8, 0, 5, 0, 0, 0, 4, 3, 2, 1, // tail: tid 5, crc 0x01020304
+		6, 0, 0xFF, 0, 1, // inode record running past the block
+	}
+	it := FCRecords(b)
+	var tags []FCTag
+	for {
+		r, ok := it.Next()
+		if !ok {
+			break
+		}
+		tags = append(tags, r.Tag)
+		if f, tid, ok := r.Head(); ok && (f != 0 || tid != 5) {
+			t.Errorf("head %d %d", f, tid)
+		}
+		if tid, crc, ok := r.Tail(); ok && (tid != 5 || crc != 0x01020304) {
+			t.Errorf("tail %d %#x", tid, crc)
+		}
+	}
+	if len(tags) != 3 || tags[0] != FCHead || tags[1] != FCPad || tags[2] != FCTail || it.Err() == nil {
+		t.Errorf("tags %v, err %v", tags, it.Err())
+	}
+}
