@@ -39,7 +39,9 @@ func msgOnly(name string, cmds ...string) dcase {
 }
 
 // doMsgOnly is msgOnly computed at run time.
-func doMsgOnly(name string, f func(c *cx)) dcase { return dcase{name: name, clean: true, msgs: true, do: f} }
+func doMsgOnly(name string, f func(c *cx)) dcase {
+	return dcase{name: name, clean: true, msgs: true, do: f}
+}
 
 // do is a corruption computed at run time.
 func do(name string, f func(c *cx)) dcase { return dcase{name: name, do: f} }
