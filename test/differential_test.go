@@ -19,6 +19,15 @@ import (
 // installed e2fsck -fn and gofsck -fn on the same image, and require the
 // same exit code and the same set of passes reporting problems. Cases where
 // gofsck is known to disagree are listed in testdata/known_differences.txt.
+//
+//	go test ./test -run '^TestDifferential$'                 # all cases
+//	go test ./test -run 'Differential/case/ext4/'            # one feature set
+//	go test ./test -run '^TestDifferential$' -update-known   # rewrite the list
+//	go test ./test -run Differential -diff-report /tmp/d.tsv -diff-keep /tmp/bases
+//	go test -short ./test                                    # generic cases only
+//
+// GOFSCK_BIN=/path/to/gofsck uses a prebuilt binary instead of building
+// ./cmd/gofsck.
 
 var diffReport = flag.String("diff-report", "",
 	"write a TSV of every differential case's e2fsck and gofsck results to this file")
@@ -248,6 +257,16 @@ func TestDifferential(t *testing.T) {
 		}
 		seen[c.name] = true
 		names = append(names, c.name)
+	}
+	if testing.Short() {
+		// Only the corruptions every feature set shares.
+		var short []dcase
+		for _, c := range all {
+			if slices.ContainsFunc(generic(c.fs), func(g dcase) bool { return c.name == c.fs+"/"+g.name }) {
+				short = append(short, c)
+			}
+		}
+		all = short
 	}
 	known := loadKnown(t, knownDiffPath)
 
