@@ -32,7 +32,7 @@ func (h ExtentHeader) Generation() uint32 { return binary.LittleEndian.Uint32(h[
 // e2fsck do: magic, entries <= max, and max no larger than the node's
 // capacity and not more than 2 below it (mke2fs and the kernel always use
 // the full capacity). It returns a FormatError naming the bad field.
-func (h ExtentHeader) Verify(isRoot bool) error {
+func (h ExtentHeader) Verify() error {
 	if len(h) < ExtentHeaderSize {
 		return &FormatError{Struct: "extent header", Field: "length", Val: uint64(len(h))}
 	}
@@ -42,13 +42,9 @@ func (h ExtentHeader) Verify(isRoot bool) error {
 	if h.Entries() > h.Max() {
 		return &FormatError{Struct: "extent header", Field: "eh_entries", Off: 2, Val: uint64(h.Entries())}
 	}
+	// The capacity of a block ignores the checksum tail, as the kernel and
+	// libext2fs compute it; they allow eh_max to be up to 2 below it.
 	capacity := (len(h) - ExtentHeaderSize) / ExtentEntrySize
-	if !isRoot {
-		capacity = (len(h) - ExtentHeaderSize - ExtentTailSize) / ExtentEntrySize
-		if capacity < 0 {
-			capacity = 0
-		}
-	}
 	if int(h.Max()) > capacity || int(h.Max()) < capacity-2 {
 		return &FormatError{Struct: "extent header", Field: "eh_max", Off: 4, Val: uint64(h.Max())}
 	}

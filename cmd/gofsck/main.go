@@ -1,0 +1,432 @@
+// Command gofsck checks ext2/ext3/ext4 filesystems. Its command line,
+// output and exit codes follow e2fsck's so that it can stand in for
+// fsck.ext4: `gofsck -fn /dev/sdb1`.
+//
+// This version checks read-only (-n); repair options are refused with a
+// clear message until repair is implemented.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"gofsck/internal/blockdev"
+	"gofsck/internal/check"
+	"gofsck/internal/fs"
+	"gofsck/internal/getopt"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// Version is printed by -V and in the banner.
+const (
+	Version     = "0.1.0"
+	VersionDate = "30-Nov-2026"
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// options is the parsed command line.
+type options struct {
+	prog      string
+	device    string
+	force     bool
+	mode      problem.Mode
+	modeCount int
+	preen     bool
+	verbose   int
+	timing    int
+	superblk  uint64
+	blockSize int
+	extended  []string
+	journal   string
+	name      string
+}
+
+const optSpec = "panyrcdfktvDFVb:B:l:L:C:j:E:z:I:P:N:"
+
+func usage(o *options, stderr io.Writer) int {
+	fmt.Fprintf(stderr, `Usage: %s [-panyrcdfktvDFV] [-b superblock] [-B blocksize]
+		[-l|-L bad_blocks_file] [-C fd] [-j external_journal]
+		[-E extended-options] [-z undo_file] device
+
+Emergency help:
+ -p                   Automatic repair (no questions)
+ -n                   Make no changes to the filesystem
+ -y                   Assume "yes" to all questions
+ -c                   Check for bad blocks and add them to the badblock list
+ -f                   Force checking even if filesystem is marked clean
+ -v                   Be verbose
+ -b superblock        Use alternative superblock
+ -B blocksize         Force blocksize when looking for superblock
+ -j external_journal  Set location of the external journal
+ -l bad_blocks_file   Add to badblocks list
+ -L bad_blocks_file   Set badblocks list
+ -z undo_file         Create an undo file
+`, o.prog)
+	return problem.ExitUsage
+}
+
+// parse reads the command line as e2fsck does.
+func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
+	o := &options{prog: filepath.Base(args[0])}
+	opts, operands, err := getopt.Parse(args[0], args[1:], optSpec)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return o, usage(o, stderr), false
+	}
+	for _, op := range opts {
+		switch op.Name {
+		case 'p', 'a':
+			o.mode, o.preen = problem.ModePreen, true
+			o.modeCount++
+		case 'n':
+			o.mode = problem.ModeNo
+			o.modeCount++
+		case 'y':
+			o.mode = problem.ModeYes
+			o.modeCount++
+		case 'f':
+			o.force = true
+		case 'v':
+			o.verbose++
+		case 't':
+			o.timing++
+		case 'V':
+			fmt.Fprintf(stderr, "gofsck %s (%s)\n", Version, VersionDate)
+			return o, 0, false
+		case 'b':
+			v, err := strconv.ParseUint(op.Arg, 0, 64)
+			if err != nil {
+				fmt.Fprintf(stderr, "%s: Invalid non-numeric argument to -b (\"%s\")\n\n", o.prog, op.Arg)
+				return o, problem.ExitNonDestruct, false
+			}
+			o.superblk = v
+		case 'B':
+			v, err := strconv.Atoi(op.Arg)
+			if err != nil {
+				fmt.Fprintf(stderr, "%s: Invalid non-numeric argument to -B (\"%s\")\n\n", o.prog, op.Arg)
+				return o, problem.ExitNonDestruct, false
+			}
+			o.blockSize = v
+		case 'E':
+			o.extended = append(o.extended, strings.Split(op.Arg, ",")...)
+		case 'j':
+			o.journal = op.Arg
+		case 'N':
+			o.name = op.Arg
+		case 'c', 'l', 'L', 'z', 'D':
+			if op.Name == 'D' || op.Name == 'c' || op.Name == 'l' || op.Name == 'L' || op.Name == 'z' {
+				fmt.Fprintf(stderr, "%s: option -%c needs repair support, which this version of gofsck does not have\n", o.prog, op.Name)
+				return o, problem.ExitError, false
+			}
+		case 'C', 'k', 'r', 'd', 'F', 'I', 'P':
+			// Accepted for compatibility; no effect in this version.
+		}
+	}
+	if len(operands) != 1 {
+		return o, usage(o, stderr), false
+	}
+	o.device = operands[0]
+	if i := strings.IndexByte(o.device, '?'); i >= 0 {
+		o.device = o.device[:i]
+	}
+	if o.modeCount > 1 {
+		fmt.Fprintf(stderr, "%s: Only one of the options -p/-a, -n or -y may be specified.\n", o.prog)
+		return o, problem.ExitError, false
+	}
+	return o, 0, true
+}
+
+// run is main without os.Exit, for tests.
+func run(args []string, stdout, stderr io.Writer) int {
+	o, code, ok := parse(args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	if o.mode != problem.ModeNo || o.modeCount == 0 {
+		fmt.Fprintf(stderr, "%s: repair (-p, -y or interactive answers) is not implemented yet; use -n to check read-only\n", o.prog)
+		return problem.ExitError
+	}
+	if !o.preen {
+		fmt.Fprintf(stderr, "gofsck %s (%s)\n", Version, VersionDate)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return checkDevice(ctx, o, stdout, stderr)
+}
+
+// fatal prints "prog: msg" to stderr.
+func fatal(o *options, stderr io.Writer, format string, a ...any) {
+	fmt.Fprintf(stderr, "%s: %s\n", o.prog, fmt.Sprintf(format, a...))
+}
+
+const badSuperHint = `
+The superblock could not be read or does not describe a valid ext2/ext3/ext4
+filesystem.  If the device is valid and it really contains an ext2/ext3/ext4
+filesystem (and not swap or ufs or something else), then the superblock
+is corrupt, and you might try running %s with an alternate superblock:
+    %s -b 8193 <device>
+ or
+    %s -b 32768 <device>
+
+`
+
+// openFS opens the device and the filesystem, trying backup superblocks
+// when the primary is unusable, as e2fsck does.
+func openFS(o *options, stdout, stderr io.Writer) (*blockdev.File, *fs.FS, int) {
+	dev, err := blockdev.Open(o.device, true, false)
+	if err != nil {
+		var oe *blockdev.OpenError
+		errors.As(err, &oe)
+		kind := ""
+		if oe != nil {
+			kind = oe.Kind
+		}
+		switch kind {
+		case "missing":
+			fatal(o, stderr, "No such file or directory while trying to open %s", o.device)
+			fmt.Fprintln(stdout, "Possibly non-existent device?")
+		case "directory":
+			fatal(o, stderr, "Is a directory while trying to open %s", o.device)
+			fmt.Fprintf(stdout, badSuperHint, o.prog, o.prog, o.prog)
+		case "permission":
+			fatal(o, stderr, "Permission denied while trying to open %s", o.device)
+			fmt.Fprintln(stdout, "You must have r/o access to the filesystem or be root")
+		case "type":
+			fatal(o, stderr, "%s is not a regular file or block device", o.device)
+		default:
+			fatal(o, stderr, "%v while trying to open %s", err, o.device)
+		}
+		return nil, nil, problem.ExitError
+	}
+	f, err := fs.Open(dev, fs.Options{Superblock: o.superblk, BlockSize: o.blockSize})
+	if err != nil && o.superblk == 0 && isCorrupt(err) {
+		fmt.Fprintf(stderr, "%s: %s\n", o.prog, describe(err))
+		fmt.Fprintf(stdout, "%s: Superblock invalid, trying backup blocks...\n", o.prog)
+		if bf := tryBackups(dev, o.blockSize); bf != nil {
+			f, err = bf, nil
+		}
+	}
+	if err != nil {
+		fatal(o, stderr, "%s while trying to open %s", describe(err), o.device)
+		if isCorrupt(err) || errors.Is(err, fs.ErrShortRead) {
+			fmt.Fprintf(stdout, badSuperHint, o.prog, o.prog, o.prog)
+		}
+		dev.Close()
+		return nil, nil, problem.ExitError
+	}
+	return dev, f, 0
+}
+
+// tryBackups looks for a usable backup superblock at the start of group 1
+// for each possible block size.
+func tryBackups(dev blockdev.Device, blockSize int) *fs.FS {
+	sizes := []int{1024, 2048, 4096, 8192, 16384, 32768, 65536}
+	if blockSize != 0 {
+		sizes = []int{blockSize}
+	}
+	for _, bs := range sizes {
+		blk := uint64(bs * 8)
+		if bs == 1024 {
+			blk++
+		}
+		f, err := fs.Open(dev, fs.Options{Superblock: blk, BlockSize: bs})
+		if err == nil {
+			return f
+		}
+	}
+	return nil
+}
+
+func isCorrupt(err error) bool { return errors.Is(err, ondisk.ErrCorrupt) }
+
+// describe turns an open error into e2fsprogs' wording.
+func describe(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrBadMagic):
+		return "Bad magic number in super-block"
+	case errors.Is(err, fs.ErrSbCsum):
+		return "Superblock checksum does not match superblock"
+	case errors.Is(err, fs.ErrBadDescSize):
+		return "Block group descriptor size incorrect"
+	case errors.Is(err, fs.ErrShortRead):
+		return "Attempt to read block from filesystem resulted in short read"
+	case errors.Is(err, fs.ErrJournalDev):
+		return "Filesystem has unsupported feature(s)"
+	case errors.Is(err, fs.ErrRevTooHigh):
+		return "Filesystem revision too high"
+	case errors.Is(err, fs.ErrCorruptSuper):
+		return "The ext2 superblock is corrupt"
+	}
+	return err.Error()
+}
+
+// deviceName is the name used in messages: -N, else the volume label, else
+// the path, with blanks and ':' replaced.
+func deviceName(o *options, f *fs.FS) string {
+	name := o.name
+	if name == "" {
+		if l := f.SB.VolumeName(); len(l) > 0 {
+			name = string(l)
+		} else {
+			name = o.device
+		}
+	}
+	return strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\t' || r == ':' {
+			return '_'
+		}
+		return r
+	}, name)
+}
+
+// checkDevice runs the whole check and returns the exit code.
+func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+	dev, f, code := openFS(o, stdout, stderr)
+	if f == nil {
+		return code
+	}
+	defer dev.Close()
+	name := deviceName(o, f)
+	if err := f.CheckFeatures(); err != nil {
+		var ue *fs.UnsupportedError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "%s has unsupported feature(s): %s\n", o.device, ondisk.FeatureString(ue.Compat, ue.Incompat, ue.RoCompat))
+			fatal(o, stderr, "Get a newer version of gofsck!")
+		}
+		return problem.ExitError
+	}
+	rep := problem.NewReporter(stdout, problem.Options{Mode: o.mode, Err: stderr, Device: name})
+	chk := check.New(f, rep, check.Options{ReadOnly: true, Now: time.Now()})
+	rep = problem.NewReporter(stdout, problem.Options{Mode: o.mode, Err: stderr, Device: name, Namer: chk})
+	chk = check.New(f, rep, check.Options{ReadOnly: true, Now: time.Now()})
+
+	end := problem.RunEnd{ReadOnly: true, SuperWasValid: f.SB.State()&ondisk.StateValid != 0}
+	if jerr := chk.CheckJournal(); jerr != "" {
+		fatal(o, stderr, "%s while checking journal for %s", jerr, name)
+		return abortRun(o, rep, end, name, stdout, stderr, "Cannot proceed with file system check")
+	}
+	if f.SB.HasIncompat(ondisk.IncompatRecover) {
+		fmt.Fprintln(stdout, "Warning: skipping journal recovery because doing a read-only filesystem check.")
+	}
+	chk.CheckSuper(uint64(dev.Size()) >> f.BlockBits)
+	if rep.Aborted() {
+		return abortRun(o, rep, end, name, stdout, stderr, "")
+	}
+	invalid := rep.Status().Invalid || chk.SuperInvalid()
+	rep.MarkValid()
+	if !o.force {
+		if reason := skipReason(f, invalid); reason == "" {
+			sb := f.SB
+			fmt.Fprintf(stdout, "%s: clean, %d/%d files, %d/%d blocks%s\n", name,
+				sb.InodesCount()-sb.FreeInodesCount(), sb.InodesCount(),
+				f.BlocksCount-sb.FreeBlocksCount(), f.BlocksCount, nextCheckHint(f))
+			return problem.ExitOK
+		} else {
+			fmt.Fprintf(stdout, "%s%s, check forced.\n", name, reason)
+		}
+	}
+	err := chk.Run(ctx)
+	switch {
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(stdout, "%s: e2fsck canceled.\n", name)
+		if !rep.Status().Invalid {
+			rep.MarkInvalid()
+		}
+		fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
+		return problem.ExitUncorrected | problem.ExitCancelled
+	case errors.Is(err, check.ErrAborted):
+		return abortRun(o, rep, end, name, stdout, stderr, "aborted")
+	case err != nil:
+		fatal(o, stderr, "%v", err)
+		return abortRun(o, rep, end, name, stdout, stderr, "aborted")
+	}
+	if rep.Status().Invalid {
+		fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
+	}
+	st := chk.Stats()
+	frag := st.FragmentedFiles + st.FragmentedDirs
+	pct := uint32(0)
+	if st.UsedInodes > 0 {
+		pct = uint32((uint64(frag)*10000/uint64(st.UsedInodes) + 5) / 10)
+	}
+	fmt.Fprintf(stdout, "%s: %d/%d files (%d.%d%% non-contiguous), %d/%d blocks\n", name,
+		st.UsedInodes, st.Inodes, pct/10, pct%10, st.UsedBlocks, st.Blocks)
+	return rep.Status().ExitCode(end)
+}
+
+// abortRun prints what e2fsck's fatal_error prints and returns the exit
+// code of an aborted run.
+func abortRun(o *options, rep *problem.Reporter, end problem.RunEnd, name string, stdout, stderr io.Writer, msg string) int {
+	if rep.Aborted() && rep.Status().Invalid {
+		// A fatal problem already ran e2fsck's fatal_error once.
+		fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
+	}
+	if msg == "" {
+		msg = "aborted"
+	}
+	fatal(o, stderr, "%s", msg)
+	rep.MarkInvalid()
+	fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
+	st := rep.Status()
+	st.Aborted = true
+	return st.ExitCode(end)
+}
+
+// skipReason returns why a full check is needed (e2fsck's check_if_skip),
+// or "" when the filesystem may be skipped as clean.
+func skipReason(f *fs.FS, invalid bool) string {
+	sb := f.SB
+	now := time.Now().Unix()
+	switch {
+	case sb.State()&ondisk.StateError != 0 || invalid:
+		return " contains a file system with errors"
+	case sb.State()&ondisk.StateValid == 0:
+		return " was not cleanly unmounted"
+	case sb.MaxMntCount() > 0 && int(sb.MntCount()) >= int(sb.MaxMntCount()):
+		return fmt.Sprintf(" has been mounted %d times without being checked", sb.MntCount())
+	case sb.CheckInterval() != 0 && int64(sb.LastCheck()) > now+86400:
+		return " has filesystem last checked time in the future"
+	case sb.CheckInterval() != 0 && now-int64(sb.LastCheck()) >= int64(sb.CheckInterval()):
+		return fmt.Sprintf(" has gone %d days without being checked", (now-int64(sb.LastCheck()))/(3600*24))
+	}
+	if sb.HasRoCompat(ondisk.RoCompatOrphanPresent) {
+		return " has orphan file" // e2fsck runs a full check silently; keep it explicit
+	}
+	return ""
+}
+
+// nextCheckHint is the clean line's hint about the next forced check.
+func nextCheckHint(f *fs.FS) string {
+	sb := f.SB
+	next := 100000
+	if sb.MaxMntCount() > 0 {
+		next = int(sb.MaxMntCount()) - int(sb.MntCount())
+		if next <= 0 {
+			next = 1
+		}
+	}
+	if sb.CheckInterval() != 0 && time.Now().Unix()-int64(sb.LastCheck()) >= int64(sb.CheckInterval()) {
+		next = 1
+	}
+	switch {
+	case next > 5:
+		return ""
+	case next == 1:
+		return " (check after next mount)"
+	default:
+		return fmt.Sprintf(" (check in %d mounts)", next)
+	}
+}

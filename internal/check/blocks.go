@@ -1,0 +1,325 @@
+package check
+
+import (
+	"encoding/binary"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// blockWalk is the per-inode state of check_blocks (e2fsck's
+// process_block_struct).
+type blockWalk struct {
+	ino            uint32
+	n              ondisk.Inode
+	isDir, isReg   bool
+	numBlocks      uint64 // clusters counted, including metadata
+	lastBlock      int64  // last logical block seen (-1: none)
+	lastInitLblock int64
+	lastDBBlock    int64
+	previousBlock  uint64
+	fragmented     bool
+	numIllegal     int
+	suppress       bool
+	clear          bool
+	maxBlocks      uint64
+	nextLblock     uint64 // extent collision detection
+	iterErr        string // set when the block iteration failed (library message)
+}
+
+// checkBlocks accounts for every block of an inode and checks sizes
+// (e2fsck's check_blocks).
+func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuota uint64) {
+	f := c.fs
+	sb := c.sb
+	w := &blockWalk{
+		ino: ino, n: n, isDir: n.IsDir(), isReg: n.IsReg(),
+		lastBlock: -1, lastInitLblock: -1, lastDBBlock: -1,
+		maxBlocks: 1 << (31 - sb.LogBlockSize()),
+	}
+	w.numBlocks = eaQuota >> f.ClusterBits
+	if c.checkExtAttr(s, ino, n) {
+		w.numBlocks++
+	}
+	extentFS := sb.HasIncompat(ondisk.IncompatExtents)
+	inlineFS := sb.HasIncompat(ondisk.IncompatInlineData)
+	flags := n.Flags()
+	switch {
+	case inlineFS && flags&ondisk.FlagInlineData != 0:
+		c.inlineBlocks(w)
+	case c.hasValidBlocks(n):
+		if extentFS && flags&ondisk.FlagExtents != 0 {
+			c.extentBlocks(s, w)
+		} else {
+			c.mappedBlocks(s, w)
+			w.lastInitLblock = w.lastBlock
+		}
+	}
+	c.sink.EndLatch(problem.LatchBlock)
+	c.sink.EndLatch(problem.LatchTooBig)
+	if w.iterErr != "" {
+		c.fix(problem.Problem{Code: problem.PR_1_BLOCK_ITERATE, Ino: ino, Err: w.iterErr})
+		return
+	}
+	if w.fragmented && w.numBlocks < uint64(f.BlocksPerGroup) {
+		if w.isDir {
+			c.stats.FragmentedDirs++
+		} else {
+			c.stats.FragmentedFiles++
+		}
+	}
+	if w.clear {
+		return
+	}
+	if flags&ondisk.FlagIndex != 0 {
+		if !c.handleHtree(s, ino, n) {
+			c.dxDirs = append(c.dxDirs, dxDir{ino: ino, numBlocks: uint32(w.lastBlock + 1)})
+		}
+	}
+	if w.numBlocks == 0 && w.isDir && flags&ondisk.FlagInlineData == 0 {
+		if c.fix(problem.Problem{Code: problem.PR_1_ZERO_LENGTH_DIR, Ino: ino, Inode: c.inodeInfo(n)}) {
+			return
+		}
+	}
+	if !sb.HasRoCompat(ondisk.RoCompatHugeFile) || flags&ondisk.FlagHugeFile == 0 {
+		w.numBlocks *= uint64(f.BlockSize / 512)
+	}
+	w.numBlocks <<= f.ClusterBits
+
+	size := n.Size()
+	badSize := 0
+	var num uint64
+	if w.isDir {
+		nblock := size >> f.BlockBits
+		if flags&ondisk.FlagInlineData != 0 {
+			sz, ok := inlineDataSize(n)
+			if !ok {
+				sz = 0
+			}
+			if !ok || uint64(sz) != size {
+				badSize = 7
+				num = uint64(sz)
+			}
+		} else if size&uint64(f.BlockSize-1) != 0 {
+			badSize = 5
+		} else if int64(nblock) > w.lastBlock+1 {
+			badSize = 1
+		} else if int64(nblock) < w.lastBlock+1 {
+			if uint64(w.lastBlock+1)-nblock > uint64(sb.PreallocDirBlocks()) {
+				badSize = 2
+			}
+		}
+	} else {
+		extentMapped := extentFS && flags&ondisk.FlagExtents != 0
+		switch {
+		case w.lastInitLblock >= 0 && size < uint64(w.lastInitLblock)*uint64(f.BlockSize) && flags&ondisk.FlagVerity == 0:
+			badSize = 3
+		case !extentMapped && size > maxSizes[sb.LogBlockSize()]:
+			badSize = 4
+		case extentMapped && size > (uint64(1)<<(32+f.BlockBits))-1:
+			badSize = 6
+		}
+	}
+	if badSize != 0 && !n.IsSymlink() {
+		if badSize != 7 {
+			num = uint64(w.lastBlock+1) * uint64(f.BlockSize)
+		}
+		c.fix(problem.Problem{Code: problem.PR_1_BAD_I_SIZE, Ino: ino, Num: num, Group: uint32(badSize), Inode: c.inodeInfo(n)})
+	}
+	if w.isReg && size >= 0x80000000 {
+		c.stats.LargeFiles++
+	}
+	iblocks := uint64(n.BlocksLo())
+	if sb.HasRoCompat(ondisk.RoCompatHugeFile) {
+		iblocks |= uint64(n.BlocksHi()) << 32
+	}
+	if sb.CreatorOS() != ondisk.OSHurd && (w.numBlocks != iblocks ||
+		(sb.HasRoCompat(ondisk.RoCompatHugeFile) && flags&ondisk.FlagHugeFile != 0 && n.BlocksHi() != 0)) {
+		c.fix(problem.Problem{Code: problem.PR_1_BAD_I_BLOCKS, Ino: ino, Num: w.numBlocks, Inode: c.inodeInfo(n)})
+	}
+	if sb.HasRoCompat(ondisk.RoCompatBigalloc) && (w.isReg || w.isDir) && iblocks > 0 &&
+		(ino == ondisk.RootIno || ino >= f.FirstIno) && flags&(ondisk.FlagExtents|ondisk.FlagInlineData) == 0 {
+		c.fix(problem.Problem{Code: problem.PR_1_NO_BIGALLOC_BLOCKMAP_FILES, Ino: ino, Inode: c.inodeInfo(n)})
+	}
+}
+
+// addDirBlock appends to the directory block list.
+func (c *Checker) addDirBlock(ino uint32, blk uint64, lblk int64) {
+	if lblk < 0 || lblk > 1<<32-1 {
+		return
+	}
+	c.dblist = append(c.dblist, dirBlock{ino: ino, blk: blk, lblk: uint32(lblk)})
+}
+
+// inlineBlocks registers the pseudo-blocks of an inline directory.
+func (c *Checker) inlineBlocks(w *blockWalk) {
+	if !w.isDir {
+		return
+	}
+	c.addDirBlock(w.ino, 0, 0)
+	if sz, ok := inlineDataSize(w.n); ok && sz > ondisk.IBlockSize {
+		c.addDirBlock(w.ino, 0, 1)
+	}
+}
+
+// mappedBlocks walks a block-mapped inode (direct, indirect, double and
+// triple indirect), in e2fsck's order: an indirect block is visited before
+// the blocks it maps.
+func (c *Checker) mappedBlocks(s *inodeScratch, w *blockWalk) {
+	n := w.n
+	for i := 0; i < 12; i++ {
+		c.processBlock(w, uint64(n.Block(i)), int64(i), 0)
+		if w.clear {
+			return
+		}
+	}
+	perBlock := int64(c.fs.BlockSize / 4)
+	base := int64(12)
+	for level := 1; level <= 3; level++ {
+		span := int64(1)
+		for k := 0; k < level; k++ {
+			span *= perBlock
+		}
+		blk := uint64(n.Block(11 + level))
+		if blk != 0 {
+			c.walkIndirect(s, w, blk, level, base, -int64(level), 0)
+			if w.clear {
+				return
+			}
+		}
+		base += span
+	}
+}
+
+// walkIndirect visits an indirect block of the given level whose first
+// mapped logical block is base; metaCount is the BLOCK_COUNT_* value
+// (-1, -2, -3) reported for the indirect block itself. Like e2fsck's
+// iterator, a bad indirect pointer that is not fixed makes the iteration
+// fail at the end, but the other pointers are still walked.
+func (c *Checker) walkIndirect(s *inodeScratch, w *blockWalk, blk uint64, level int, base, metaCount int64, ref uint64) {
+	f := c.fs
+	if !c.processBlock(w, blk, metaCount, ref) || w.clear {
+		return
+	}
+	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		w.iterErr = indirectErr[level]
+		return
+	}
+	buf := s.levels[level]
+	if err := f.ReadBlock(blk, buf); err != nil {
+		w.iterErr = "Attempt to read block from filesystem resulted in short read"
+		return
+	}
+	perBlock := int64(f.BlockSize / 4)
+	span := int64(1)
+	for k := 1; k < level; k++ {
+		span *= perBlock
+	}
+	for i := int64(0); i < perBlock; i++ {
+		child := uint64(binary.LittleEndian.Uint32(buf[4*i:]))
+		if child == 0 {
+			continue
+		}
+		if level == 1 {
+			c.processBlock(w, child, base+i, blk)
+		} else {
+			c.walkIndirect(s, w, child, level-1, base+i*span, metaCount+1, blk)
+		}
+		if w.clear {
+			return
+		}
+	}
+}
+
+// indirectErr is the library message for an unusable indirect block.
+var indirectErr = [4]string{"", "Illegal indirect block found", "Illegal doubly indirect block found", "Illegal triply indirect block found"}
+
+// processBlock is e2fsck's process_block for one pointer. It returns true
+// when the block was accepted (and, for an indirect block, should be
+// descended into).
+func (c *Checker) processBlock(w *blockWalk, blk uint64, blockcnt int64, ref uint64) bool {
+	f := c.fs
+	sb := c.sb
+	if w.isDir && blockcnt == 0 && blk == 0 {
+		c.addDirBlock(w.ino, 0, 0)
+		w.lastDBBlock = 0
+		return false
+	}
+	if blk == 0 {
+		return false
+	}
+	if w.previousBlock != 0 && w.ino != ondisk.ResizeIno && w.previousBlock+1 != blk {
+		w.fragmented = true
+	}
+	var code problem.Code
+	if w.isDir && !sb.HasIncompat(ondisk.IncompatLargeDir) && w.n.SizeHigh() == 0 && blockcnt > 1<<(21-sb.LogBlockSize()) {
+		code = problem.PR_1_TOOBIG_DIR
+	}
+	if w.isDir && w.numBlocks+1 >= w.maxBlocks {
+		code = problem.PR_1_TOOBIG_DIR
+	}
+	if w.isReg && w.numBlocks+1 >= w.maxBlocks {
+		code = problem.PR_1_TOOBIG_REG
+	}
+	if !w.isDir && !w.isReg && blockcnt > 0 {
+		code = problem.PR_1_TOOBIG_SYMLINK
+	}
+	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		code = problem.PR_1_ILLEGAL_BLOCK_NUM
+	}
+	if blockcnt < 0 && w.ino != ondisk.ResizeIno && blk < f.BlocksCount && c.blockMeta.Test(f.ClusterOf(blk)) {
+		c.fix(problem.Problem{Code: problem.PR_1_CRITICAL_METADATA_COLLISION, Ino: w.ino, Blk: blk})
+	}
+	if code != 0 {
+		w.numIllegal++
+		if w.ino != ondisk.ResizeIno && ref != 0 && c.blockMeta.Test(f.ClusterOf(ref)) {
+			return false
+		}
+		if !w.suppress && w.numIllegal%12 == 0 {
+			if c.fix(problem.Problem{Code: problem.PR_1_TOO_MANY_BAD_BLOCKS, Ino: w.ino, Inode: c.inodeInfo(w.n)}) {
+				w.clear = true
+				return false
+			}
+			if c.fix(problem.Problem{Code: problem.PR_1_SUPPRESS_MESSAGES, Ino: w.ino, Inode: c.inodeInfo(w.n)}) {
+				w.suppress = true
+			}
+		}
+		if c.fix(problem.Problem{Code: code, Ino: w.ino, Blk: blk, BlkCount: blockcnt, Inode: c.inodeInfo(w.n)}) {
+			if code != problem.PR_1_TOOBIG_DIR {
+				c.markDirBlock(w, 0, blockcnt)
+			}
+			return false
+		}
+		return true
+	}
+	if w.ino == ondisk.ResizeIno {
+		if blockcnt == -2 {
+			c.markBlockUsed(blk)
+		}
+		w.numBlocks++
+	} else if !(f.ClusterBits > 0 && w.previousBlock != 0 &&
+		f.ClusterOf(blk) == f.ClusterOf(w.previousBlock) &&
+		blk&(1<<f.ClusterBits-1) == uint64(blockcnt)&(1<<f.ClusterBits-1)) {
+		c.markBlockUsed(blk)
+		w.numBlocks++
+	}
+	if blockcnt >= 0 {
+		w.lastBlock = blockcnt
+	}
+	w.previousBlock = blk
+	c.markDirBlock(w, blk, blockcnt)
+	return true
+}
+
+// markDirBlock adds a directory's block (and the holes before it) to the
+// directory block list.
+func (c *Checker) markDirBlock(w *blockWalk, blk uint64, blockcnt int64) {
+	if !w.isDir || blockcnt < 0 {
+		return
+	}
+	for w.lastDBBlock++; w.lastDBBlock < blockcnt; w.lastDBBlock++ {
+		c.addDirBlock(w.ino, 0, w.lastDBBlock)
+	}
+	c.addDirBlock(w.ino, blk, blockcnt)
+	w.lastDBBlock = blockcnt
+}

@@ -1,0 +1,220 @@
+// Package check runs e2fsck's passes over an opened filesystem and reports
+// every inconsistency as a problem.Problem to a Sink. It decides nothing
+// about printing or exit codes: the Sink answers each problem (no under -n)
+// and the passes follow that answer exactly as e2fsck does.
+//
+// State that lives across passes is kept in the Checker; every pass reads
+// the state of the passes before it and nothing global. Pass 1 works on
+// inode ranges and the directory pass on batches of directory blocks, so
+// that they can be spread over workers.
+package check
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gofsck/internal/bitmap"
+	"gofsck/internal/fs"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// Sink receives problems and pass headers. Fix returns the answer.
+type Sink interface {
+	problem.Fixer
+	// Header announces the start of a pass (PR_x_PASS_HEADER codes).
+	Header(c problem.Code)
+	// Aborted reports whether a fatal problem was raised.
+	Aborted() bool
+	// EndLatch closes a latch group (asks its final question if any
+	// member was reported) and returns that answer.
+	EndLatch(l problem.Latch) (fix, asked bool)
+}
+
+// Options tune a check.
+type Options struct {
+	// Now is the time used for time-based checks (e2fsck's ctx->now).
+	Now time.Time
+	// ReadOnly is true for -n; gofsck only reads in this version.
+	ReadOnly bool
+}
+
+// Stats are the counts behind the summary line and -v.
+type Stats struct {
+	UsedInodes, Inodes    uint32
+	UsedBlocks, Blocks    uint64
+	FragmentedFiles       uint32
+	FragmentedDirs        uint32
+	Dirs, Regular, Chr    uint32
+	Blk, Fifo, Sock       uint32
+	Symlinks, FastSymlinks uint32
+	Links                 uint32
+	LargeFiles            uint32
+	Ind, Dind, Tind       uint32
+	ExtentDepth           [5]uint32
+}
+
+// dirBlock is one entry of the directory block list built in pass 1.
+type dirBlock struct {
+	ino  uint32
+	lblk uint32
+	blk  uint64 // 0 for a hole
+}
+
+// dirInfo records, per directory, the '..' found in pass 2 and the parent
+// found by the tree walk.
+type dirInfo struct {
+	ino    uint32
+	dotdot uint32
+	parent uint32
+}
+
+// eaBlockRef tracks one EA block: references still expected from inodes
+// (h_refcount minus those seen), and references beyond h_refcount.
+type eaBlockRef struct {
+	remaining int64
+	extra     int64
+	orig      uint32
+	bad       bool
+}
+
+// dxDir is an indexed directory seen in pass 1.
+type dxDir struct {
+	ino       uint32
+	numBlocks uint32
+}
+
+// Checker holds everything the passes share.
+type Checker struct {
+	fs   *fs.FS
+	sink Sink
+	opt  Options
+	sb   ondisk.Superblock
+
+	// Inode maps, indexed by inode number.
+	inodeUsed *bitmap.Bitmap
+	inodeDir  *bitmap.Bitmap
+	inodeReg  *bitmap.Bitmap
+	inodeBad  *bitmap.Bitmap
+	// Block maps, indexed by cluster number.
+	blockFound *bitmap.Bitmap
+	blockDup   *bitmap.Bitmap
+	blockMeta  *bitmap.Bitmap
+	dupCount   int
+
+	linkInfo []uint16 // i_links_count of in-use inodes (pass 1)
+	refCount []uint16 // references counted in pass 2
+
+	dblist  []dirBlock
+	dirs    []dirInfo
+	dxDirs  []dxDir
+	eaRefs  map[uint64]*eaBlockRef
+	lpf     uint32 // lost+found inode, when found in pass 3
+
+	stats Stats
+	// invalidSuper is set when a superblock check found the filesystem
+	// not valid.
+	invalidSuper bool
+	// invalidBitmaps is set when some group metadata location is unusable.
+	invalidBitmaps bool
+	// skipUninit is true when uninit_bg/metadata_csum lets the scan skip
+	// never-used inode table areas.
+	skipUninit bool
+
+	// abort is set when a declined answer leaves e2fsck unable to go on
+	// (a directory block it may not salvage); the run then stops.
+	abort bool
+	// rehash holds directories queued for rebuilding in pass 3A.
+	rehash map[uint32]bool
+	// deferred holds block-mapped inodes waiting for their batch (pass 1).
+	deferred []deferredInode
+	// eaInodeRefs counts xattr references to each EA-value inode.
+	eaInodeRefs map[uint32]uint64
+}
+
+// ErrAborted is returned when a fatal problem stopped the check.
+var ErrAborted = errors.New("check: aborted")
+
+// New prepares a check of f that reports to sink.
+func New(f *fs.FS, sink Sink, opt Options) *Checker {
+	if opt.Now.IsZero() {
+		opt.Now = time.Now()
+	}
+	return &Checker{fs: f, sink: sink, opt: opt, sb: f.SB}
+}
+
+// Stats returns the summary counts after Run.
+func (c *Checker) Stats() Stats { return c.stats }
+
+// Run executes the passes. It returns ErrAborted after a fatal problem.
+func (c *Checker) Run(ctx context.Context) error {
+	steps := []struct {
+		header problem.Code
+		run    func(context.Context) error
+	}{
+		{problem.PR_1_PASS_HEADER, c.pass1},
+		{problem.PR_2_PASS_HEADER, c.pass2},
+		{problem.PR_3_PASS_HEADER, c.pass3},
+		{problem.PR_4_PASS_HEADER, c.pass4},
+		{problem.PR_5_PASS_HEADER, c.pass5},
+	}
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c.sink.Header(s.header)
+		if err := s.run(ctx); err != nil {
+			return err
+		}
+		if c.sink.Aborted() || c.abort {
+			return ErrAborted
+		}
+	}
+	c.summarise()
+	return nil
+}
+
+// fix reports p and returns the answer.
+func (c *Checker) fix(p problem.Problem) bool { return c.sink.Fix(p) }
+
+// inodeInfo fills the message fields of an inode.
+func (c *Checker) inodeInfo(n ondisk.Inode) *problem.InodeInfo {
+	blocks := uint64(n.BlocksLo())
+	if c.sb.HasRoCompat(ondisk.RoCompatHugeFile) {
+		blocks |= uint64(n.BlocksHi()) << 32
+	}
+	return &problem.InodeInfo{
+		Mode: n.Mode(), Links: n.LinksCount(), UID: n.UID(), GID: n.GID(),
+		Size: n.Size(), Blocks: blocks, Mtime: int64(n.Mtime()), Faddr: n.Faddr(),
+		FileACL: n.FileACL(c.sb.Is64bit()), SizeHigh: n.SizeHigh(),
+		ExtraIsize: n.ExtraIsize(), Flags: n.Flags(),
+	}
+}
+
+// summarise computes the summary line counts from the superblock, as
+// e2fsck does after the (possibly fixed) superblock is final.
+func (c *Checker) summarise() {
+	s := &c.stats
+	s.Inodes = c.fs.InodesCount
+	s.UsedInodes = c.fs.InodesCount - c.sb.FreeInodesCount()
+	s.Blocks = c.fs.BlocksCount
+	s.UsedBlocks = c.fs.BlocksCount - c.sb.FreeBlocksCount()
+}
+
+// findDir returns the dir_info record of ino, or nil.
+func (c *Checker) findDir(ino uint32) *dirInfo {
+	lo, hi := 0, len(c.dirs)
+	for lo < hi {
+		m := (lo + hi) / 2
+		switch {
+		case c.dirs[m].ino == ino:
+			return &c.dirs[m]
+		case c.dirs[m].ino < ino:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	return nil
+}

@@ -1,0 +1,358 @@
+package check
+
+import (
+	"bytes"
+	"sort"
+
+	"gofsck/internal/dirhash"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// iterateDir calls fn for every live entry of directory dir, in block
+// order, like the library's directory iterator: it stops (returning false)
+// at the first structurally corrupt entry. fn returns false to stop early.
+// It is used for path names in messages and by pass 3/3A, never in a hot
+// path.
+func (c *Checker) iterateDir(dir uint32, fn func(ino uint32, name []byte) bool) bool {
+	f := c.fs
+	ibuf := make([]byte, f.InodeSize)
+	scratch := make([]byte, f.BlockSize)
+	if f.ReadInode(dir, ibuf, scratch) != nil {
+		return false
+	}
+	n := ondisk.Inode(ibuf)
+	if !n.IsDir() {
+		return false
+	}
+	if n.Flags()&ondisk.FlagInlineData != 0 {
+		ib := n.IBlock()
+		if !fn(dir, []byte(".")) {
+			return true
+		}
+		if !fn(leU32(ib), []byte("..")) {
+			return true
+		}
+		area := ib[4:]
+		if v, ok := findInodeXattr(n, ondisk.XattrIndexSystem, "data"); ok && len(v) > 0 {
+			if !walkEntries(area, f.BlockSize, fn) {
+				return false
+			}
+			return walkEntries(v, f.BlockSize, fn)
+		}
+		return walkEntries(area, f.BlockSize, fn)
+	}
+	s := c.newScratch()
+	nblocks := (n.Size() + uint64(f.BlockSize) - 1) >> f.BlockBits
+	if nblocks > 1<<20 {
+		nblocks = 1 << 20
+	}
+	buf := make([]byte, f.BlockSize)
+	for l := uint64(0); l < nblocks; l++ {
+		blk, ok := c.mapBlock(s, n, uint32(l))
+		if !ok {
+			return false
+		}
+		if blk == 0 {
+			continue
+		}
+		if f.ReadBlock(blk, buf) != nil {
+			return false
+		}
+		stop := false
+		ok = walkEntries(buf, f.BlockSize, func(ino uint32, name []byte) bool {
+			if !fn(ino, name) {
+				stop = true
+				return false
+			}
+			return true
+		})
+		if stop {
+			return true
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func leU32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// walkEntries visits the live entries of one directory block; it returns
+// false on a corrupt entry.
+func walkEntries(buf []byte, blockSize int, fn func(ino uint32, name []byte) bool) bool {
+	for off := 0; off < len(buf); {
+		d, ok := ondisk.DecodeDirent(buf, off, blockSize)
+		if !ok || d.RecLen < 8 || d.RecLen%4 != 0 || off+d.RecLen > len(buf) || d.NameLen+8 > d.RecLen {
+			return false
+		}
+		if d.Ino != 0 {
+			name := buf[off+8 : off+8+d.NameLen]
+			if !fn(d.Ino, name) {
+				return true
+			}
+		}
+		off += d.RecLen
+	}
+	return true
+}
+
+// hashEntry is one entry of a directory being examined in pass 3A.
+type hashEntry struct {
+	hash, minor uint32
+	ino         uint32
+	name        []byte
+}
+
+// reportDuplicateNames is the read-only part of e2fsck's directory rebuild:
+// it sorts the entries as the rebuild would and reports duplicates.
+func (c *Checker) reportDuplicateNames(dir uint32) {
+	f := c.fs
+	sb := c.sb
+	ibuf := make([]byte, f.InodeSize)
+	scratch := make([]byte, f.BlockSize)
+	if f.ReadInode(dir, ibuf, scratch) != nil {
+		return
+	}
+	n := ondisk.Inode(ibuf)
+	compress := !sb.HasCompat(ondisk.CompatDirIndex) || n.Size()/uint64(f.BlockSize) < 2
+	hv := dirhash.Version(sb.DefHashVersion())
+	if hv <= dirhash.TEA && sb.Flags()&ondisk.FlagUnsignedHash != 0 {
+		hv += 3
+	}
+	seed := sb.HashSeed()
+	var ents []hashEntry
+	ok := c.iterateDir(dir, func(ino uint32, name []byte) bool {
+		if len(name) == 0 {
+			return false
+		}
+		if !compress && (string(name) == "." || string(name) == "..") {
+			return true
+		}
+		e := hashEntry{ino: ino, name: append([]byte(nil), name...)}
+		if !compress {
+			e.hash, e.minor, _ = dirhash.Hash(hv, name, &seed)
+		}
+		ents = append(ents, e)
+		return true
+	})
+	if !ok {
+		c.fix(problem.Problem{Code: problem.PR_3A_OPTIMIZE_DIR_ERR, Dir: dir, Err: "Directory block checksum does not match directory block"})
+		return
+	}
+	sortPart := ents
+	if compress && len(ents) > 1 {
+		sortPart = ents[2:]
+	}
+	sort.SliceStable(sortPart, func(i, j int) bool { return hashLess(&sortPart[i], &sortPart[j]) })
+	for i := 1; i < len(ents); i++ {
+		e, prev := &ents[i], &ents[i-1]
+		if e.ino == 0 || !bytes.Equal(e.name, prev.name) {
+			continue
+		}
+		di := &problem.DirentInfo{Ino: e.ino, NameLen: uint8(len(e.name)), Name: e.name}
+		p := problem.Problem{Ino: dir, Dirent: di}
+		if e.ino == prev.ino {
+			q := p
+			q.Code = problem.PR_2_DUPLICATE_DIRENT
+			if c.fix(q) {
+				continue
+			}
+		}
+		if n.Flags()&ondisk.FlagEncrypt != 0 {
+			q := p
+			q.Code = problem.PR_2_NON_UNIQUE_FILE_NO_RENAME
+			c.fix(q)
+			continue
+		}
+		newName := append([]byte(nil), e.name...)
+		newName = mutateName(newName)
+		for j := 0; j < len(ents); j++ {
+			if j == i || !bytes.Equal(newName, ents[j].name) {
+				continue
+			}
+			newName = mutateName(newName)
+			j = -1
+		}
+		q := p
+		q.Code = problem.PR_2_NON_UNIQUE_FILE
+		q.Str = string(newName)
+		c.fix(q)
+	}
+}
+
+func hashLess(a, b *hashEntry) bool {
+	if a.hash != b.hash {
+		return a.hash < b.hash
+	}
+	if a.minor != b.minor {
+		return a.minor < b.minor
+	}
+	if r := bytes.Compare(a.name[:min(len(a.name), len(b.name))], b.name[:min(len(a.name), len(b.name))]); r != 0 {
+		return r < 0
+	}
+	if len(a.name) != len(b.name) {
+		return len(a.name) < len(b.name)
+	}
+	return a.ino > b.ino
+}
+
+// mutateName appends or bumps a "~N" suffix the way e2fsck renames
+// duplicate entries, within 255 bytes.
+func mutateName(s []byte) []byte {
+	l := len(s)
+	i := l - 1
+	for ; i > 0; i-- {
+		if s[i] < '0' || s[i] > '9' {
+			break
+		}
+	}
+	if i == l-1 || s[i] != '~' {
+		if (l-1)&3 < 2 {
+			l += 2
+		} else {
+			l = (l + 3) &^ 3
+		}
+		if l > ondisk.MaxNameLen {
+			l = ondisk.MaxNameLen
+		}
+		for len(s) < l {
+			s = append(s, 0)
+		}
+		s = s[:l]
+		s[l-2] = '~'
+		s[l-1] = '0'
+		return s
+	}
+	for i = l - 1; i >= 0; i-- {
+		if s[i] >= '0' && s[i] <= '9' {
+			if s[i] == '9' {
+				s[i] = '0'
+			} else {
+				s[i]++
+				return s
+			}
+			continue
+		}
+		switch {
+		case i == 1:
+			switch s[0] {
+			case 'z':
+				s[0] = 'A'
+			case 'Z':
+				s[0], s[1] = '~', '0'
+			default:
+				s[0]++
+			}
+		case i > 0:
+			s[i] = '1'
+			s[i-1] = '~'
+		default:
+			if s[0] == '~' {
+				s[0] = 'a'
+			} else {
+				s[0]++
+			}
+		}
+		break
+	}
+	return s
+}
+
+func sortU32(v []uint32) { sort.Slice(v, func(i, j int) bool { return v[i] < v[j] }) }
+
+// Path implements problem.Namer with the library's pathname lookup:
+// Path(dir, 0) is the path of directory dir; Path(dir, ino) is the path of
+// ino as found in dir. Lookups are bounded to 32 levels.
+func (c *Checker) Path(dir, ino uint32) string {
+	if dir == ino {
+		ino = 0
+	}
+	s, err := c.pathname(dir, ino, 32)
+	if err {
+		return "???"
+	}
+	return s
+}
+
+func (c *Checker) pathname(dir, ino uint32, depth int) (string, bool) {
+	if dir == ino {
+		if dir == ondisk.RootIno {
+			return "/", false
+		}
+		return ".", false
+	}
+	if dir == 0 || depth < 0 {
+		return "...", false
+	}
+	var parent uint32
+	var name []byte
+	isDir := c.isDirInode(dir)
+	if !isDir {
+		if ino != 0 {
+			return "<" + utoa(dir) + ">/<" + utoa(ino) + ">", false
+		}
+		return "<" + utoa(dir) + ">", false
+	}
+	ok := c.iterateDir(dir, func(e uint32, nm []byte) bool {
+		if string(nm) == ".." {
+			parent = e
+		}
+		if e == ino && name == nil && ino != 0 {
+			name = append([]byte(nil), nm...)
+		}
+		return !(parent != 0 && (name != nil || ino == 0))
+	})
+	if !ok {
+		return "", true
+	}
+	pname, err := c.pathname(parent, dir, depth-1)
+	if err {
+		return "", true
+	}
+	if ino == 0 {
+		return pname, false
+	}
+	ret := ""
+	if len(pname) > 1 {
+		ret = pname
+	}
+	ret += "/"
+	if name != nil {
+		ret += string(name)
+	} else {
+		ret += "???"
+	}
+	return ret, false
+}
+
+// isDirInode reads ino's mode from disk (the library's check_directory).
+func (c *Checker) isDirInode(ino uint32) bool {
+	f := c.fs
+	if ino == 0 || ino > f.InodesCount {
+		return false
+	}
+	ibuf := make([]byte, f.InodeSize)
+	scratch := make([]byte, f.BlockSize)
+	if f.ReadInode(ino, ibuf, scratch) != nil {
+		return false
+	}
+	return ondisk.Inode(ibuf).IsDir()
+}
+
+func utoa(v uint32) string {
+	if v == 0 {
+		return "0"
+	}
+	var b [10]byte
+	i := len(b)
+	for v > 0 {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,332 @@
+package check
+
+import (
+	"sort"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// dupInode is an inode holding multiply-claimed clusters (pass 1B).
+type dupInode struct {
+	ino      uint32
+	dir      uint32 // containing directory found in pass 1C
+	inode    []byte
+	clusters []uint64 // in discovery order
+	numDup   uint64
+}
+
+// dupCluster lists the inodes claiming one cluster.
+type dupCluster struct {
+	numBad int
+	inodes []uint32 // in discovery order
+}
+
+// passDup runs passes 1B, 1C and 1D: find who claims each duplicated
+// cluster, find the files' names, and report each file.
+func (c *Checker) passDup() {
+	f := c.fs
+	c.sink.Header(problem.PR_1B_PASS_HEADER)
+	inodes := map[uint32]*dupInode{}
+	clusters := map[uint64]*dupCluster{}
+	var order []uint32
+	dupInodeCount := 0
+	s := c.newScratch()
+	ipg := f.InodesPerGroup
+	buf := make([]byte, f.BlockSize)
+	for g := uint32(0); g < f.Groups; g++ {
+		gd := f.Group(g)
+		limit := ipg
+		if c.skipUninit {
+			if gd.Flags()&ondisk.BgInodeUninit != 0 {
+				continue
+			}
+			if u := gd.ItableUnused(); u <= ipg {
+				limit = ipg - u
+			}
+		}
+		for idx := uint32(1); idx <= limit; idx++ {
+			ino := g*ipg + idx
+			if ino != ondisk.BadBlocksIno && !c.inodeUsed.Test(uint64(ino)) {
+				continue
+			}
+			blk, off, ok := f.InodeLoc(ino)
+			if !ok || f.ReadBlock(blk, buf) != nil {
+				continue
+			}
+			n := append(ondisk.Inode(nil), buf[off:off+f.InodeSize]...)
+			var cur struct {
+				lastBlk          uint64
+				lo, hi           uint64
+				dupBlocks        int
+				curCl, physCl    uint64
+			}
+			cur.curCl, cur.physCl = ^uint64(0), ^uint64(0)
+			visit := func(b uint64, blockcnt int64) {
+				if b == 0 {
+					return
+				}
+				lc := uint64(blockcnt) >> f.ClusterBits
+				pc := f.ClusterOf(b)
+				if c.blockDup.Test(pc) {
+					if ino != ondisk.BadBlocksIno {
+						if cur.lastBlk+1 != b {
+							if cur.lastBlk != 0 {
+								c.reportDupRun(ino, cur.lo, cur.hi)
+							}
+							cur.lo = b
+						}
+						cur.hi = b
+						cur.lastBlk = b
+					}
+					cur.dupBlocks++
+					if blockcnt < 0 || lc != cur.curCl || pc != cur.physCl {
+						di := inodes[ino]
+						if di == nil {
+							di = &dupInode{ino: ino, inode: n}
+							if ino == ondisk.RootIno {
+								di.dir = ondisk.RootIno
+							}
+							inodes[ino] = di
+							order = append(order, ino)
+						}
+						di.clusters = append(di.clusters, pc)
+						di.numDup++
+						dc := clusters[pc]
+						if dc == nil {
+							dc = &dupCluster{}
+							clusters[pc] = dc
+						}
+						dc.inodes = append(dc.inodes, ino)
+						dc.numBad++
+					}
+				}
+				cur.curCl, cur.physCl = lc, pc
+			}
+			if c.hasValidBlocks(n) || ino == ondisk.BadBlocksIno {
+				c.iterateBlocks(s, n, visit)
+			}
+			if c.sb.HasCompat(ondisk.CompatExtAttr) {
+				if acl := n.FileACL(c.sb.Is64bit()); acl != 0 {
+					visit(acl, -5)
+				}
+			}
+			if cur.dupBlocks > 0 {
+				if ino != ondisk.BadBlocksIno {
+					c.reportDupRun(ino, cur.lo, cur.hi)
+				}
+				c.sink.EndLatch(problem.LatchDBlock)
+				if ino >= f.FirstIno || ino == ondisk.RootIno {
+					dupInodeCount++
+				}
+			}
+		}
+	}
+
+	// Pass 1C: find a directory naming each affected inode.
+	c.sink.Header(problem.PR_1C_PASS_HEADER)
+	need := 0
+	for _, di := range inodes {
+		if di.dir == 0 {
+			need++
+		}
+	}
+	if need > 0 {
+		sorted := append([]dirBlock(nil), c.dblist...)
+		sort.Slice(sorted, func(i, j int) bool {
+			a, b := sorted[i], sorted[j]
+			if a.blk != b.blk {
+				return a.blk < b.blk
+			}
+			if a.ino != b.ino {
+				return a.ino < b.ino
+			}
+			return a.lblk < b.lblk
+		})
+	scan:
+		for _, db := range sorted {
+			if db.blk == 0 || f.ReadBlock(db.blk, buf) != nil {
+				continue
+			}
+			entry := 0
+			ok := walkEntries(buf, f.BlockSize, func(e uint32, name []byte) bool {
+				entry++
+				if e < f.FirstIno || e > f.InodesCount {
+					return true
+				}
+				if db.lblk == 0 && (string(name) == "." || string(name) == "..") {
+					return true
+				}
+				if di := inodes[e]; di != nil && di.dir == 0 {
+					di.dir = db.ino
+					need--
+				}
+				return need > 0
+			})
+			_ = ok
+			if need <= 0 {
+				break scan
+			}
+		}
+	}
+
+	// Pass 1D: report each file.
+	c.sink.Header(problem.PR_1D_PASS_HEADER)
+	c.fix(problem.Problem{Code: problem.PR_1D_NUM_DUP_INODES, Num: uint64(dupInodeCount)})
+	sortU32(order)
+	metaData := false // e2fsck never resets this between files
+	for _, ino := range order {
+		if ino == ondisk.BadBlocksIno || ino == ondisk.ResizeIno {
+			continue
+		}
+		di := inodes[ino]
+		var shared []uint32
+		fileOK := true
+		for k := len(di.clusters) - 1; k >= 0; k-- {
+			cl := di.clusters[k]
+			dc := clusters[cl]
+			if dc.numBad > 1 {
+				fileOK = false
+			}
+			if c.blockMeta.Test(cl) {
+				fileOK = false
+				metaData = true
+			}
+			for r := len(dc.inodes) - 1; r >= 0; r-- {
+				other := dc.inodes[r]
+				if other == ino {
+					continue
+				}
+				found := false
+				for _, x := range shared {
+					if x == other {
+						found = true
+						break
+					}
+				}
+				if !found {
+					shared = append(shared, other)
+				}
+			}
+		}
+		num := uint64(len(shared))
+		if metaData {
+			num++
+		}
+		n := ondisk.Inode(di.inode)
+		c.fix(problem.Problem{Code: problem.PR_1D_DUP_FILE, Ino: ino, Dir: di.dir, BlkCount: int64(di.numDup), Num: num, Inode: c.inodeInfo(n)})
+		if metaData {
+			c.fix(problem.Problem{Code: problem.PR_1D_SHARE_METADATA, Ino: ino, Dir: di.dir, Inode: c.inodeInfo(n)})
+		}
+		for _, o := range shared {
+			t := inodes[o]
+			if t == nil {
+				continue
+			}
+			c.fix(problem.Problem{Code: problem.PR_1D_DUP_FILE_LIST, Ino: o, Dir: t.dir, Inode: c.inodeInfo(ondisk.Inode(t.inode))})
+		}
+		if fileOK && num != 0 {
+			c.fix(problem.Problem{Code: problem.PR_1D_DUP_BLOCKS_DEALT, Ino: ino, Dir: di.dir, Inode: c.inodeInfo(n)})
+			continue
+		}
+		p := problem.Problem{Ino: ino, Dir: di.dir, Inode: c.inodeInfo(n)}
+		p.Code = problem.PR_1D_CLONE_QUESTION
+		if c.fix(p) {
+			continue
+		}
+		p.Code = problem.PR_1D_DELETE_QUESTION
+		c.fix(p)
+	}
+}
+
+// reportDupRun prints one block or run of an inode's duplicate list.
+func (c *Checker) reportDupRun(ino uint32, lo, hi uint64) {
+	code := problem.PR_1B_DUP_RANGE
+	if lo == hi {
+		code = problem.PR_1B_DUP_BLOCK
+	}
+	c.fix(problem.Problem{Code: code, Ino: ino, Blk: lo, Blk2: hi})
+}
+
+// iterateBlocks visits every block of an inode the way the library's block
+// iterator does for pass 1B: metadata blocks (blockcnt < 0) before the
+// blocks they map, data blocks with their logical number. Bounded by the
+// tree shapes the format allows.
+func (c *Checker) iterateBlocks(s *inodeScratch, n ondisk.Inode, visit func(b uint64, blockcnt int64)) {
+	f := c.fs
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		root := ondisk.ExtentHeader(n.IBlock())
+		if root.Verify() != nil {
+			return
+		}
+		var walk func(h ondisk.ExtentHeader, level, depth int)
+		walk = func(h ondisk.ExtentHeader, level, depth int) {
+			for i := 0; i < int(h.Entries()); i++ {
+				if level == depth {
+					e := h.Leaf(i)
+					for k := uint64(0); k < uint64(e.Len); k++ {
+						visit(e.Pblk+k, int64(uint64(e.Lblk)+k))
+					}
+					continue
+				}
+				e := h.Idx(i)
+				visit(e.Leaf, -1)
+				if level+1 >= len(s.levels) || e.Leaf >= f.BlocksCount {
+					continue
+				}
+				buf := s.levels[level+1]
+				if f.ReadBlock(e.Leaf, buf) != nil {
+					continue
+				}
+				child := ondisk.ExtentHeader(buf)
+				if child.Verify() != nil || child.Entries() == 0 {
+					continue
+				}
+				walk(child, level+1, depth)
+			}
+		}
+		walk(root, 0, int(root.Depth()))
+		return
+	}
+	for i := 0; i < 12; i++ {
+		visit(uint64(n.Block(i)), int64(i))
+	}
+	per := int64(f.BlockSize / 4)
+	var walkInd func(blk uint64, level int, base, meta int64)
+	walkInd = func(blk uint64, level int, base, meta int64) {
+		visit(blk, meta)
+		if blk < f.FirstDataBlock || blk >= f.BlocksCount {
+			return
+		}
+		buf := s.levels[level]
+		if f.ReadBlock(blk, buf) != nil {
+			return
+		}
+		span := int64(1)
+		for k := 1; k < level; k++ {
+			span *= per
+		}
+		for i := int64(0); i < per; i++ {
+			child := uint64(leU32(buf[4*i:]))
+			if child == 0 {
+				continue
+			}
+			if level == 1 {
+				visit(child, base+i)
+			} else {
+				walkInd(child, level-1, base+i*span, meta+1)
+			}
+		}
+	}
+	base := int64(12)
+	for level := 1; level <= 3; level++ {
+		span := int64(1)
+		for k := 0; k < level; k++ {
+			span *= per
+		}
+		if b := uint64(n.Block(11 + level)); b != 0 {
+			walkInd(b, level, base, -int64(level))
+		}
+		base += span
+	}
+}

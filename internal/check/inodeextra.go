@@ -1,0 +1,419 @@
+package check
+
+import (
+	"encoding/binary"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// checkInodeExtraSpace validates i_extra_isize, the in-inode EA area and
+// the old pre-1970 timestamp encoding. It returns the quota blocks charged
+// by EA inodes referenced from the inode body.
+func (c *Checker) checkInodeExtraSpace(ino uint32, n ondisk.Inode) uint64 {
+	f := c.fs
+	if f.InodeSize == ondisk.GoodOldInodeSize {
+		return 0
+	}
+	const minExtra = 4
+	maxExtra := f.InodeSize - ondisk.GoodOldInodeSize
+	e := int(n.ExtraIsize())
+	if e != 0 && (e < minExtra || e > maxExtra || e&3 != 0) {
+		if !c.fix(problem.Problem{Code: problem.PR_1_EXTRA_ISIZE, Ino: ino, Inode: c.inodeInfo(n)}) {
+			return 0
+		}
+	}
+	if e >= maxExtra-4 {
+		return 0
+	}
+	var quota uint64
+	hdr := n[ondisk.GoodOldInodeSize+e:]
+	if binary.LittleEndian.Uint32(hdr) == ondisk.XattrMagic {
+		quota = c.checkEAInInode(ino, n, hdr)
+	}
+	// Old encoding of pre-1970 times: sign bit set and both epoch bits set.
+	if c.opt.Now.Unix() < extraNegativeDateCutoff {
+		neg := func(base uint32, extra uint32, ok bool) bool {
+			return ok && base&(1<<31) != 0 && extra&3 == 3
+		}
+		ce, cok := n.CtimeExtra()
+		me, mok := n.MtimeExtra()
+		ae, aok := n.AtimeExtra()
+		re, rok := n.CrtimeExtra()
+		crtime := uint32(0)
+		if rok {
+			crtime = binary.LittleEndian.Uint32(n[0x90:])
+		}
+		if neg(n.Atime(), ae, aok) || neg(n.Ctime(), ce, cok) || neg(crtime, re, rok) || neg(n.Mtime(), me, mok) {
+			c.fix(problem.Problem{Code: problem.PR_1_EA_TIME_OUT_OF_RANGE, Ino: ino, Inode: c.inodeInfo(n)})
+		}
+	}
+	return quota
+}
+
+// extraNegativeDateCutoff is 2242-03-16, after which the old encoding can
+// no longer be told apart from real dates.
+const extraNegativeDateCutoff = 5 * (int64(1) << 32) / 2
+
+// checkEAInInode validates the in-inode EA entries in area (starting with
+// the 4-byte magic). Any failure is one problem that wipes them all.
+func (c *Checker) checkEAInInode(ino uint32, n ondisk.Inode, area []byte) uint64 {
+	size := len(area)
+	used := regions{max: size}
+	used.add(0, 4)
+	remain := size - 4
+	entries := area[4:]
+	var code problem.Code
+	var num uint64
+	var quota uint64
+	off := 0
+	for {
+		if off+4 > len(entries) {
+			code = problem.PR_1_INODE_EA_ALLOC_COLLISION
+			break
+		}
+		if binary.LittleEndian.Uint32(entries[off:]) == 0 {
+			if !used.add(4+off, 4) {
+				code = problem.PR_1_INODE_EA_ALLOC_COLLISION
+			}
+			break
+		}
+		if off+ondisk.XattrEntrySize > len(entries) {
+			code = problem.PR_1_INODE_EA_ALLOC_COLLISION
+			break
+		}
+		nameLen := int(entries[off])
+		if !used.add(4+off, ondisk.XattrEntryLen(nameLen)) {
+			code = problem.PR_1_INODE_EA_ALLOC_COLLISION
+			break
+		}
+		remain -= ondisk.XattrEntrySize
+		if (nameLen+3)&^3 > remain {
+			code, num = problem.PR_1_ATTR_NAME_LEN, uint64(nameLen)
+			break
+		}
+		remain -= (nameLen + 3) &^ 3
+		e, _, ok := ondisk.DecodeXattrEntry(entries, off)
+		if !ok {
+			code = problem.PR_1_INODE_EA_ALLOC_COLLISION
+			break
+		}
+		if e.ValueInum == 0 {
+			if int64(e.ValueSize) > int64(remain) {
+				code, num = problem.PR_1_ATTR_VALUE_SIZE, uint64(e.ValueSize)
+				break
+			}
+			if e.ValueSize != 0 && !used.add(4+e.ValueOffs, (int(e.ValueSize)+3)&^3) {
+				code = problem.PR_1_INODE_EA_ALLOC_COLLISION
+				break
+			}
+			if e.ValueOffs+int(e.ValueSize) > len(entries) {
+				code = problem.PR_1_INODE_EA_ALLOC_COLLISION
+				break
+			}
+			value := entries[e.ValueOffs : e.ValueOffs+int(e.ValueSize)]
+			if e.Hash != 0 && !eaHashMatches(e, value) {
+				code, num = problem.PR_1_ATTR_HASH, uint64(e.Hash)
+				break
+			}
+			remain -= int(e.ValueSize)
+		} else {
+			q, pc, pn := c.checkEAInodeRef(ino, e)
+			if pc != 0 {
+				code, num = pc, pn
+				break
+			}
+			quota += q
+		}
+		off += e.EntryBytes
+	}
+	if code != 0 {
+		c.fix(problem.Problem{Code: code, Ino: ino, Num: num, Inode: c.inodeInfo(n)})
+	}
+	return quota
+}
+
+// eaHashMatches checks an entry hash against both char signednesses.
+func eaHashMatches(e ondisk.XattrEntry, value []byte) bool {
+	h := ondisk.XattrValueHash(ondisk.XattrNameHash(e.Name, false), value)
+	if h == e.Hash {
+		return true
+	}
+	return ondisk.XattrValueHash(ondisk.XattrNameHash(e.Name, true), value) == e.Hash
+}
+
+// checkEAInodeRef validates a reference to an EA-value inode (e2fsck
+// 1.47.0's check_large_ea_inode). It returns the quota charge, or a
+// problem code with its number.
+func (c *Checker) checkEAInodeRef(ino uint32, e ondisk.XattrEntry) (uint64, problem.Code, uint64) {
+	f := c.fs
+	if c.eaInodeRefs == nil {
+		c.eaInodeRefs = map[uint32]uint64{}
+	}
+	if e.ValueInum < f.FirstIno || e.ValueInum > f.InodesCount {
+		return 0, problem.PR_1_ATTR_VALUE_EA_INODE, uint64(e.ValueInum)
+	}
+	c.eaInodeRefs[e.ValueInum]++
+	buf := make([]byte, f.InodeSize)
+	scratch := make([]byte, f.BlockSize)
+	if err := f.ReadInode(e.ValueInum, buf, scratch); err != nil {
+		clear(buf)
+	}
+	t := ondisk.Inode(buf)
+	h := ondisk.XattrNameHash(e.Name, false)
+	h = h<<16 ^ h>>16 ^ t.Atime()
+	var quota uint64
+	if h == e.Hash {
+		cl := uint64(f.BlockSize) << f.ClusterBits
+		quota = (uint64(e.ValueSize) + cl - 1) / cl << f.ClusterBits
+	} else {
+		self := make([]byte, f.InodeSize)
+		if f.ReadInode(ino, self, scratch) != nil {
+			clear(self)
+		}
+		if !(t.Mtime() == ino && t.Generation() == ondisk.Inode(self).Generation()) {
+			if t.Flags()&ondisk.FlagEAInode == 0 {
+				return 0, problem.PR_1_ATTR_VALUE_EA_INODE, uint64(e.ValueInum)
+			}
+			return 0, problem.PR_1_ATTR_HASH, uint64(e.Hash)
+		}
+	}
+	if t.Flags()&ondisk.FlagEAInode == 0 {
+		if !c.fix(problem.Problem{Code: problem.PR_1_ATTR_SET_EA_INODE_FL, Ino: ino, Num: uint64(e.ValueInum)}) {
+			return 0, problem.PR_1_ATTR_NO_EA_INODE_FL, uint64(e.ValueInum)
+		}
+	}
+	return quota, 0, 0
+}
+
+// regions tracks used byte ranges to detect overlapping EA structures.
+type regions struct {
+	max int // size of the area; 0 means unbounded
+	r   [][2]int
+}
+
+// add records [off, off+n) and reports false if it overlaps a previous one.
+func (g *regions) add(off, n int) bool {
+	if n < 0 || off < 0 || (g.max > 0 && off+n > g.max) {
+		return false
+	}
+	for _, x := range g.r {
+		if off < x[1] && x[0] < off+n {
+			return false
+		}
+	}
+	g.r = append(g.r, [2]int{off, off + n})
+	return true
+}
+
+// checkIsReallyDir is e2fsck's check_is_really_dir: a special file whose
+// first block looks like a directory is offered to become one.
+func (c *Checker) checkIsReallyDir(s *inodeScratch, ino uint32, n ondisk.Inode) {
+	mode := n.Type()
+	if mode == ondisk.SIFDIR || mode == ondisk.SIFREG || mode == ondisk.SIFLNK || n.Block(0) == 0 {
+		return
+	}
+	f := c.fs
+	flags := n.Flags()
+	extentFS := c.sb.HasIncompat(ondisk.IncompatExtents)
+	inlineFS := c.sb.HasIncompat(ondisk.IncompatInlineData)
+	var buf []byte
+	if inlineFS && flags&ondisk.FlagInlineData != 0 {
+		// The inline area: 4-byte parent then entries; the parent must be sane.
+		ib := n.IBlock()
+		dotdot := binary.LittleEndian.Uint32(ib)
+		if dotdot >= f.InodesCount || (dotdot < f.FirstIno && dotdot != ondisk.RootIno) {
+			return
+		}
+		d, ok := ondisk.DecodeDirent(ib, 4, f.BlockSize)
+		if !ok || d.Ino >= f.InodesCount || (d.Ino < f.FirstIno && d.Ino != ondisk.RootIno) ||
+			d.RecLen > ondisk.IBlockSize-4 || d.RecLen < 12 || d.RecLen%4 != 0 || d.NameLen+8 > d.RecLen {
+			return
+		}
+		c.fix(problem.Problem{Code: problem.PR_1_TREAT_AS_DIRECTORY, Ino: ino, Inode: c.inodeInfo(n)})
+		return
+	}
+	var blk uint64
+	if extentFS && flags&ondisk.FlagExtents != 0 {
+		h := ondisk.ExtentHeader(n.IBlock())
+		if h.Verify() != nil || h.Entries() == 0 || h.Depth() != 0 {
+			return
+		}
+		x := h.Leaf(0)
+		if x.Lblk != 0 || x.Len == 0 {
+			return
+		}
+		blk = x.Pblk
+	} else {
+		// Devices with one link and a plausible rdev layout are left alone.
+		if (mode == ondisk.SIFCHR || mode == ondisk.SIFBLK) && n.LinksCount() == 1 {
+			return
+		}
+		for i := 0; i < ondisk.NBlocks; i++ {
+			b := n.Block(i)
+			if i >= 4 && b != 0 {
+				return
+			}
+			if b != 0 && (uint64(b) < f.FirstDataBlock || uint64(b) >= f.BlocksCount) {
+				return
+			}
+		}
+		blk = uint64(n.Block(0))
+	}
+	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		return
+	}
+	buf = s.blk2
+	if f.ReadBlock(blk, buf) != nil {
+		return
+	}
+	d, ok := ondisk.DecodeDirent(buf, 0, f.BlockSize)
+	if !ok || d.NameLen != 1 || buf[8] != '.' || d.Ino != ino || d.RecLen < 12 || d.RecLen%4 != 0 || d.RecLen >= f.BlockSize-12 {
+		return
+	}
+	d2, ok := ondisk.DecodeDirent(buf, d.RecLen, f.BlockSize)
+	if !ok || d2.NameLen != 2 || buf[d.RecLen+8] != '.' || buf[d.RecLen+9] != '.' ||
+		d2.RecLen < 12 || d2.RecLen%4 != 0 {
+		return
+	}
+	c.fix(problem.Problem{Code: problem.PR_1_TREAT_AS_DIRECTORY, Ino: ino, Inode: c.inodeInfo(n)})
+}
+
+// checkEncryption validates the encryption context of an ENCRYPT_FL inode.
+// It returns false when the inode was cleared.
+func (c *Checker) checkEncryption(ino uint32, n ondisk.Inode) bool {
+	ctxLen, found := findInodeXattr(n, ondisk.XattrIndexEncrypt, "c")
+	if !found {
+		// The context may also live in the EA block; e2fsck reads all EAs.
+		ctxLen, found = c.findBlockXattr(n, ondisk.XattrIndexEncrypt, "c")
+	}
+	if !found {
+		c.fix(problem.Problem{Code: problem.PR_1_MISSING_ENCRYPTION_XATTR, Ino: ino, Inode: c.inodeInfo(n)})
+		return true
+	}
+	if ctxLen == nil || len(ctxLen) == 0 || (ctxLen[0] == 1 && len(ctxLen) != 28) || (ctxLen[0] == 2 && len(ctxLen) != 40) || ctxLen[0] == 0 {
+		return !c.fix(problem.Problem{Code: problem.PR_1_CORRUPT_ENCRYPTION_XATTR, Ino: ino, Inode: c.inodeInfo(n)})
+	}
+	return true
+}
+
+// findInodeXattr returns the value of an in-inode attribute.
+func findInodeXattr(n ondisk.Inode, index uint8, name string) ([]byte, bool) {
+	area := n.InlineEA()
+	if len(area) < 4 || binary.LittleEndian.Uint32(area) != ondisk.XattrMagic {
+		return nil, false
+	}
+	entries := area[4:]
+	return findXattr(entries, entries, index, name)
+}
+
+// findXattr scans entries (bounded) for index/name; values are offsets in
+// valueBase.
+func findXattr(entries, valueBase []byte, index uint8, name string) ([]byte, bool) {
+	for off := 0; off < len(entries); {
+		e, end, ok := ondisk.DecodeXattrEntry(entries, off)
+		if !ok || end {
+			return nil, false
+		}
+		if e.NameIndex == index && string(e.Name) == name {
+			if e.ValueInum != 0 || e.ValueOffs+int(e.ValueSize) > len(valueBase) {
+				return nil, true
+			}
+			return valueBase[e.ValueOffs : e.ValueOffs+int(e.ValueSize)], true
+		}
+		off += e.EntryBytes
+	}
+	return nil, false
+}
+
+// findBlockXattr looks up an attribute in the inode's EA block.
+func (c *Checker) findBlockXattr(n ondisk.Inode, index uint8, name string) ([]byte, bool) {
+	blk := n.FileACL(c.sb.Is64bit())
+	if blk == 0 || blk < c.fs.FirstDataBlock || blk >= c.fs.BlocksCount {
+		return nil, false
+	}
+	buf := make([]byte, c.fs.BlockSize)
+	if c.fs.ReadBlock(blk, buf) != nil || ondisk.XattrBlock(buf).Magic() != ondisk.XattrMagic {
+		return nil, false
+	}
+	return findXattr(buf[ondisk.XattrHeaderSize:], buf, index, name)
+}
+
+// symlinkOK is e2fsck's symlink rule (spec 3.2).
+func (c *Checker) symlinkOK(s *inodeScratch, ino uint32, n ondisk.Inode) bool {
+	f := c.fs
+	if n.SizeHigh() != 0 || n.Size() == 0 || n.Flags()&ondisk.FlagIndex != 0 {
+		return false
+	}
+	size := n.Size()
+	if n.Flags()&ondisk.FlagInlineData != 0 {
+		if n.Flags()&ondisk.FlagExtents != 0 {
+			return false
+		}
+		sz, ok := inlineDataSize(n)
+		if !ok {
+			return false
+		}
+		// The inline size counts i_block fully; the link length is i_size.
+		_ = sz
+		return true
+	}
+	encrypted := n.Flags()&ondisk.FlagEncrypt != 0
+	if c.isFastSymlink(n) {
+		if n.Flags()&ondisk.FlagExtents != 0 {
+			return false
+		}
+		ib := n.IBlock()
+		var l int
+		if encrypted {
+			l = int(binary.LittleEndian.Uint16(ib)) + 2
+		} else {
+			l = cstrLen(ib)
+		}
+		return l < ondisk.IBlockSize && uint64(l) == size
+	}
+	var blk uint64
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		h := ondisk.ExtentHeader(n.IBlock())
+		if h.Verify() != nil || h.Entries() != 1 || h.Depth() != 0 {
+			return false
+		}
+		x := h.Leaf(0)
+		if x.Lblk != 0 || x.Len != 1 {
+			return false
+		}
+		blk = x.Pblk
+	} else {
+		blk = uint64(n.Block(0))
+		for i := 1; i < ondisk.NBlocks; i++ {
+			if n.Block(i) != 0 {
+				return false
+			}
+		}
+	}
+	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		return false
+	}
+	if size >= uint64(f.BlockSize) {
+		return false
+	}
+	if f.ReadBlock(blk, s.blk2) != nil {
+		return false
+	}
+	var l int
+	if encrypted {
+		l = int(binary.LittleEndian.Uint16(s.blk2)) + 2
+	} else {
+		l = cstrLen(s.blk2)
+	}
+	return l < f.BlockSize && uint64(l) == size
+}
+
+func cstrLen(b []byte) int {
+	for i, x := range b {
+		if x == 0 {
+			return i
+		}
+	}
+	return len(b)
+}

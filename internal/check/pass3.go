@@ -1,0 +1,131 @@
+package check
+
+import (
+	"context"
+
+	"gofsck/internal/bitmap"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// pass3 checks that every directory is connected to the root and that
+// each '..' names the directory's parent.
+func (c *Checker) pass3(ctx context.Context) error {
+	f := c.fs
+	if c.inodeUsed.Test(ondisk.RootIno) {
+		if !c.inodeDir.Test(ondisk.RootIno) {
+			c.fix(problem.Problem{Code: problem.PR_3_ROOT_NOT_DIR_ABORT, Ino: ondisk.RootIno})
+			c.abort = true
+			return nil
+		}
+	} else {
+		if !c.fix(problem.Problem{Code: problem.PR_3_NO_ROOT_INODE, Ino: ondisk.RootIno}) {
+			c.fix(problem.Problem{Code: problem.PR_3_NO_ROOT_INODE_ABORT, Ino: ondisk.RootIno})
+			c.abort = true
+			return nil
+		}
+	}
+	done := bitmap.New(uint64(f.InodesCount) + 1)
+	done.Set(ondisk.RootIno)
+	var loop *bitmap.Bitmap
+	for i := range c.dirs {
+		if i&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		dir := c.dirs[i].ino
+		if !c.inodeDir.Test(uint64(dir)) {
+			continue
+		}
+		c.checkDirectory(dir, done, &loop)
+		if c.sink.Aborted() {
+			return nil
+		}
+	}
+	if len(c.rehash) > 0 {
+		c.pass3A()
+	}
+	return nil
+}
+
+// checkDirectory walks parent pointers from dir until a directory already
+// proven connected, offering to reconnect one without a parent.
+func (c *Checker) checkDirectory(dir uint32, done *bitmap.Bitmap, loop **bitmap.Bitmap) {
+	ino := dir
+	loopPass := false
+	parentCount := 0
+	for {
+		if done.TestAndSet(uint64(ino)) {
+			break
+		}
+		di := c.findDir(ino)
+		if di == nil {
+			c.fix(problem.Problem{Code: problem.PR_3_NO_DIRINFO, Ino: ino})
+			return
+		}
+		parent := di.parent
+		if parent == 0 || (loopPass && (*loop).Test(uint64(parent))) {
+			p := problem.Problem{Ino: ino}
+			if parent != 0 {
+				p.Dir = parent
+				p.Code = problem.PR_3_LOOPED_DIR
+			} else {
+				p.Dir = c.lookupDotDot(ino)
+				p.Code = problem.PR_3_UNCONNECTED_DIR
+			}
+			c.fix(p)
+			break
+		}
+		ino = parent
+		if loopPass {
+			(*loop).Set(uint64(ino))
+		} else if parentCount++; parentCount > 2048 {
+			loopPass = true
+			*loop = bitmap.New(uint64(c.fs.InodesCount) + 1)
+			ino = dir
+		}
+	}
+	di := c.findDir(dir)
+	if di == nil {
+		return
+	}
+	if di.dotdot != di.parent {
+		c.fix(problem.Problem{Code: problem.PR_3_BAD_DOT_DOT, Ino: dir, Ino2: di.dotdot, Dir: di.parent})
+	}
+}
+
+// lookupDotDot returns the inode named by dir's '..' entry, 0 if none.
+func (c *Checker) lookupDotDot(dir uint32) uint32 {
+	var found uint32
+	c.iterateDir(dir, func(ino uint32, name []byte) bool {
+		if string(name) == ".." {
+			found = ino
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// pass3A reports, for each directory queued for rebuilding, the duplicate
+// names a rebuild would resolve. gofsck does not rebuild directories yet;
+// in read-only mode e2fsck also stops after this step.
+func (c *Checker) pass3A() {
+	dirs := make([]uint32, 0, len(c.rehash))
+	for ino := range c.rehash {
+		dirs = append(dirs, ino)
+	}
+	sortU32(dirs)
+	first := true
+	for _, dir := range dirs {
+		if !c.inodeUsed.Test(uint64(dir)) || !c.inodeDir.Test(uint64(dir)) {
+			continue
+		}
+		if first {
+			c.sink.Header(problem.PR_3A_PASS_HEADER)
+			first = false
+		}
+		c.reportDuplicateNames(dir)
+	}
+}

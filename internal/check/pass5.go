@@ -1,0 +1,325 @@
+package check
+
+import (
+	"context"
+	"math/bits"
+
+	"gofsck/internal/bitmap"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// diskBitmaps are the on-disk bitmaps as e2fsck loads them for pass 5:
+// uninit groups are synthesised, checksums are not enforced, and bad tail
+// bytes are remembered for the padding checks.
+type diskBitmaps struct {
+	blocks, inodes       *bitmap.Bitmap // indexed by cluster / inode number
+	blockTail, inodeTail bool
+	// groups whose bitmap checksum does not verify (metadata_csum)
+	blockCsumBad, inodeCsumBad []uint32
+}
+
+// loadBitmaps reads every group's bitmaps.
+func (c *Checker) loadBitmaps() *diskBitmaps {
+	f := c.fs
+	cpg := uint64(c.sb.ClustersPerGroup())
+	ipg := uint64(f.InodesPerGroup)
+	firstCluster := f.ClusterOf(f.FirstDataBlock)
+	d := &diskBitmaps{
+		blocks: bitmap.New(firstCluster + uint64(f.Groups)*cpg),
+		inodes: bitmap.New(1 + uint64(f.Groups)*ipg),
+	}
+	buf := make([]byte, f.BlockSize)
+	for g := uint32(0); g < f.Groups; g++ {
+		gd := f.Group(g)
+		csumOK := f.GdtCsum && gd.ChecksumValid(c.sb, g)
+		base := firstCluster + uint64(g)*cpg
+		if !(csumOK && gd.Flags()&ondisk.BgBlockUninit != 0) {
+			if b := gd.BlockBitmap(); b != 0 && b < f.BlocksCount && f.ReadBlock(b, buf) == nil {
+				setBits(d.blocks, base, buf, cpg)
+				if !allFF(buf[cpg/8:]) {
+					d.blockTail = true
+				}
+				if f.MetadataCsum && gd.Flags()&ondisk.BgBlockUninit == 0 {
+					sum := ondisk.BitmapChecksum(f.CsumSeed, buf[:cpg/8])
+					if !gd.BitmapCsumHasHi() {
+						sum &= 0xFFFF
+					}
+					if sum != gd.BlockBitmapCsum() {
+						d.blockCsumBad = append(d.blockCsumBad, g)
+					}
+				}
+			}
+		}
+		ibase := 1 + uint64(g)*ipg
+		if !(csumOK && gd.Flags()&ondisk.BgInodeUninit != 0) {
+			if b := gd.InodeBitmap(); b != 0 && b < f.BlocksCount && f.ReadBlock(b, buf) == nil {
+				setBits(d.inodes, ibase, buf, ipg)
+				if !allFF(buf[ipg/8:]) {
+					d.inodeTail = true
+				}
+				if f.MetadataCsum && gd.Flags()&ondisk.BgInodeUninit == 0 {
+					sum := ondisk.BitmapChecksum(f.CsumSeed, buf[:ipg/8])
+					if !gd.BitmapCsumHasHi() {
+						sum &= 0xFFFF
+					}
+					if sum != gd.InodeBitmapCsum() {
+						d.inodeCsumBad = append(d.inodeCsumBad, g)
+					}
+				}
+			}
+		}
+	}
+	if f.GdtCsum {
+		for g := uint32(0); g < f.Groups; g++ {
+			if f.Group(g).Flags()&ondisk.BgBlockUninit != 0 {
+				c.markUninitGroupBlocks(d.blocks, g)
+			}
+		}
+	}
+	return d
+}
+
+// markUninitGroupBlocks synthesises the block bitmap of a BLOCK_UNINIT
+// group: its superblock and descriptor copies, plus the bitmaps and inode
+// table of that group wherever they are.
+func (c *Checker) markUninitGroupBlocks(m *bitmap.Bitmap, g uint32) {
+	f := c.fs
+	l := f.Layout(g)
+	mark := func(b, n uint64) {
+		for i := uint64(0); i < n && b+i < f.BlocksCount; i++ {
+			m.Set(f.ClusterOf(b + i))
+		}
+	}
+	if l.Super != 0 || g == 0 {
+		mark(l.Super, 1)
+	}
+	if l.OldDesc != 0 {
+		mark(l.OldDesc, l.OldDescLen)
+	}
+	if l.MetaBGDesc != 0 {
+		mark(l.MetaBGDesc, 1)
+	}
+	gd := f.Group(g)
+	if b := gd.BlockBitmap(); b != 0 {
+		mark(b, 1)
+	}
+	if b := gd.InodeBitmap(); b != 0 {
+		mark(b, 1)
+	}
+	if b := gd.InodeTable(); b != 0 {
+		mark(b, uint64(f.InodeBlocksPerGroup))
+	}
+}
+
+func setBits(m *bitmap.Bitmap, base uint64, buf []byte, n uint64) {
+	for i := uint64(0); i < n; i += 8 {
+		b := buf[i/8]
+		for b != 0 {
+			t := uint64(bits.TrailingZeros8(b))
+			if i+t < n {
+				m.Set(base + i + t)
+			}
+			b &= b - 1
+		}
+	}
+}
+
+func allFF(b []byte) bool {
+	for _, x := range b {
+		if x != 0xFF {
+			return false
+		}
+	}
+	return true
+}
+
+// pass5 compares the bitmaps and counts computed by passes 1-4 with the
+// ones on disk.
+func (c *Checker) pass5(ctx context.Context) error {
+	d := c.loadBitmaps()
+	c.checkBlockBitmaps(d)
+	c.checkInodeBitmaps(d)
+	c.checkInodeEnd(d)
+	c.checkBlockEnd(d)
+	for _, g := range d.inodeCsumBad {
+		c.fix(problem.Problem{Code: problem.PR_5_INODE_BITMAP_CSUM_INVALID, Group: g})
+	}
+	for _, g := range d.blockCsumBad {
+		c.fix(problem.Problem{Code: problem.PR_5_BLOCK_BITMAP_CSUM_INVALID, Group: g})
+	}
+	return nil
+}
+
+// bitmapDiffs collects runs of differences for the latched list.
+type bitmapDiffs struct {
+	c        *Checker
+	have     bool
+	code     problem.Code
+	lo, hi   uint64
+	step     uint64
+	any      bool
+	rangeOf  func(problem.Code) problem.Code
+}
+
+func (b *bitmapDiffs) add(code problem.Code, i uint64) {
+	b.any = true
+	if b.have && code == b.code && b.hi+b.step == i {
+		b.hi = i
+		return
+	}
+	b.flush()
+	b.have, b.code, b.lo, b.hi = true, code, i, i
+}
+
+func (b *bitmapDiffs) flush() {
+	if !b.have {
+		return
+	}
+	p := problem.Problem{Code: b.code, Blk: b.lo, Blk2: b.hi, Ino: uint32(b.lo), Ino2: uint32(b.hi)}
+	if b.lo != b.hi {
+		p.Code = b.rangeOf(b.code)
+	}
+	b.c.fix(p)
+	b.have = false
+}
+
+func (c *Checker) checkBlockBitmaps(d *diskBitmaps) {
+	f := c.fs
+	ratio := uint64(1) << f.ClusterBits
+	cpg := uint64(c.sb.ClustersPerGroup())
+	diffs := bitmapDiffs{c: c, step: ratio, rangeOf: func(p problem.Code) problem.Code {
+		if p == problem.PR_5_BLOCK_UNUSED {
+			return problem.PR_5_BLOCK_RANGE_UNUSED
+		}
+		return problem.PR_5_BLOCK_RANGE_USED
+	}}
+	freeArray := make([]uint64, f.Groups)
+	var free uint64
+	first := f.ClusterOf(f.FirstDataBlock)
+	last := f.ClusterOf(f.BlocksCount - 1)
+	for g := uint32(0); g < f.Groups; g++ {
+		start := first + uint64(g)*cpg
+		end := min(start+cpg-1, last)
+		var gfree uint64
+		for cl := start; cl <= end; cl++ {
+			actual := c.blockFound.Test(cl)
+			onDisk := d.blocks.Test(cl)
+			if actual != onDisk {
+				blk := cl << f.ClusterBits
+				if actual {
+					if f.Group(g).Flags()&ondisk.BgBlockUninit != 0 {
+						c.fix(problem.Problem{Code: problem.PR_5_BLOCK_UNINIT, Blk: blk, Group: g})
+					}
+					diffs.add(problem.PR_5_BLOCK_USED, blk)
+				} else {
+					diffs.add(problem.PR_5_BLOCK_UNUSED, blk)
+				}
+			}
+			if !onDisk {
+				gfree++
+			}
+		}
+		freeArray[g] = gfree
+		free += gfree
+	}
+	diffs.flush()
+	if diffs.any {
+		c.sink.EndLatch(problem.LatchBBitmap)
+	}
+	for g := uint32(0); g < f.Groups; g++ {
+		if got := uint64(f.Group(g).FreeBlocks()); got != freeArray[g] {
+			c.fix(problem.Problem{Code: problem.PR_5_FREE_BLOCK_COUNT_GROUP, Group: g, Blk: got, Blk2: freeArray[g]})
+		}
+	}
+	free <<= f.ClusterBits
+	if sbFree := c.sb.FreeBlocksCount(); sbFree != free {
+		c.fix(problem.Problem{Code: problem.PR_5_FREE_BLOCK_COUNT, Blk: sbFree, Blk2: free})
+	}
+}
+
+func (c *Checker) checkInodeBitmaps(d *diskBitmaps) {
+	f := c.fs
+	ipg := f.InodesPerGroup
+	diffs := bitmapDiffs{c: c, step: 1, rangeOf: func(p problem.Code) problem.Code {
+		if p == problem.PR_5_INODE_UNUSED {
+			return problem.PR_5_INODE_RANGE_UNUSED
+		}
+		return problem.PR_5_INODE_RANGE_USED
+	}}
+	freeArray := make([]uint32, f.Groups)
+	dirArray := make([]uint32, f.Groups)
+	var free uint32
+	for g := uint32(0); g < f.Groups; g++ {
+		gd := f.Group(g)
+		start := g*ipg + 1
+		var gfree, gdirs uint32
+		skip := f.GdtCsum && gd.Flags()&ondisk.BgInodeUninit != 0
+		if skip && !c.inodeUsed.AnySet(uint64(start), uint64(ipg)) {
+			freeArray[g] = ipg
+			free += ipg
+			continue
+		}
+		for i := uint32(0); i < ipg; i++ {
+			ino := uint64(start + i)
+			actual := c.inodeUsed.Test(ino)
+			onDisk := !skip && d.inodes.Test(ino)
+			if actual != onDisk {
+				if actual {
+					if skip {
+						c.fix(problem.Problem{Code: problem.PR_5_INODE_UNINIT, Ino: uint32(ino), Group: g})
+					}
+					diffs.add(problem.PR_5_INODE_USED, ino)
+				} else {
+					diffs.add(problem.PR_5_INODE_UNUSED, ino)
+				}
+			}
+			if !onDisk {
+				gfree++
+			} else if c.inodeDir.Test(ino) {
+				gdirs++
+			}
+		}
+		freeArray[g] = gfree
+		dirArray[g] = gdirs
+		free += gfree
+	}
+	diffs.flush()
+	if diffs.any {
+		c.sink.EndLatch(problem.LatchIBitmap)
+	}
+	for g := uint32(0); g < f.Groups; g++ {
+		gd := f.Group(g)
+		if gd.FreeInodes() != freeArray[g] {
+			c.fix(problem.Problem{Code: problem.PR_5_FREE_INODE_COUNT_GROUP, Group: g, Ino: gd.FreeInodes(), Ino2: freeArray[g]})
+		}
+		if gd.UsedDirs() != dirArray[g] {
+			c.fix(problem.Problem{Code: problem.PR_5_FREE_DIR_COUNT_GROUP, Group: g, Ino: gd.UsedDirs(), Ino2: dirArray[g]})
+		}
+	}
+	if sbFree := c.sb.FreeInodesCount(); sbFree != free {
+		c.fix(problem.Problem{Code: problem.PR_5_FREE_INODE_COUNT, Ino: sbFree, Ino2: free})
+	}
+}
+
+func (c *Checker) checkInodeEnd(d *diskBitmaps) {
+	if d.inodeTail {
+		c.fix(problem.Problem{Code: problem.PR_5_INODE_BMAP_PADDING})
+	}
+}
+
+func (c *Checker) checkBlockEnd(d *diskBitmaps) {
+	f := c.fs
+	first := f.ClusterOf(f.FirstDataBlock)
+	end := first + uint64(f.Groups)*uint64(c.sb.ClustersPerGroup()) - 1
+	lastReal := f.ClusterOf(f.BlocksCount - 1)
+	for cl := lastReal + 1; cl <= end; cl++ {
+		if !d.blocks.Test(cl) {
+			c.fix(problem.Problem{Code: problem.PR_5_BLOCK_BMAP_PADDING})
+			return
+		}
+	}
+	if d.blockTail {
+		c.fix(problem.Problem{Code: problem.PR_5_BLOCK_BMAP_PADDING})
+	}
+}

@@ -1,0 +1,275 @@
+package check
+
+import (
+	"encoding/binary"
+	"sort"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// xattrSizeMax is the largest EA value the format allows.
+const xattrSizeMax = 1 << 24
+
+// checkExtAttr validates the inode's EA block the first time it is seen and
+// counts later references (e2fsck's check_ext_attr). It returns true when
+// the block is charged to the inode.
+func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) bool {
+	f := c.fs
+	sb := c.sb
+	blk := n.FileACL(sb.Is64bit())
+	if blk == 0 {
+		return false
+	}
+	if !sb.HasCompat(ondisk.CompatExtAttr) || blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		c.inodeBad.Set(uint64(ino))
+		return false
+	}
+	if r, seen := c.eaRefs[blk]; seen {
+		if r.remaining > 0 {
+			r.remaining--
+		} else {
+			r.extra++
+		}
+		return true
+	}
+	p := problem.Problem{Ino: ino, Blk: blk, Inode: c.inodeInfo(n)}
+	ask := func(code problem.Code) bool {
+		q := p
+		q.Code = code
+		return c.fix(q)
+	}
+	buf := s.blk
+	readErr := f.ReadBlock(blk, buf)
+	x := ondisk.XattrBlock(buf)
+	headerOK := readErr == nil && (x.Magic() == ondisk.XattrMagic || x.Magic() == ondisk.XattrMagicV1) && x.Blocks() == 1
+	failedCsum := false
+	if readErr == nil && headerOK && f.MetadataCsum && x.ComputeChecksum(f.CsumSeed, blk) != x.Checksum() {
+		failedCsum = true
+	}
+	if readErr != nil {
+		if ask(problem.PR_1_READ_EA_BLOCK) {
+			return false
+		}
+		clear(buf)
+	}
+	if x.Magic() != ondisk.XattrMagic {
+		if ask(problem.PR_1_BAD_EA_BLOCK) {
+			return false
+		}
+	}
+	if x.Blocks() != 1 {
+		if ask(problem.PR_1_EA_MULTI_BLOCK) {
+			return false
+		}
+	}
+	used := regions{max: f.BlockSize}
+	used.add(0, ondisk.XattrHeaderSize)
+	off := ondisk.XattrHeaderSize
+	for off+4 <= len(buf) && binary.LittleEndian.Uint32(buf[off:]) != 0 {
+		nameLen := int(buf[off])
+		if off+ondisk.XattrEntrySize > len(buf) || !used.add(off, ondisk.XattrEntryLen(nameLen)) {
+			if ask(problem.PR_1_EA_ALLOC_COLLISION) {
+				return false
+			}
+			break
+		}
+		e, _, ok := ondisk.DecodeXattrEntry(buf, off)
+		if !ok {
+			if ask(problem.PR_1_EA_ALLOC_COLLISION) {
+				return false
+			}
+			break
+		}
+		if e.NameIndex == 0 {
+			if ask(problem.PR_1_EA_BAD_NAME) {
+				return false
+			}
+			break
+		}
+		if e.ValueInum == 0 {
+			if e.ValueSize > xattrSizeMax || e.ValueOffs+int(e.ValueSize) > f.BlockSize {
+				if ask(problem.PR_1_EA_BAD_VALUE) {
+					return false
+				}
+				break
+			}
+			if e.ValueSize != 0 && !used.add(e.ValueOffs, (int(e.ValueSize)+3)&^3) {
+				if ask(problem.PR_1_EA_ALLOC_COLLISION) {
+					return false
+				}
+			}
+			value := buf[e.ValueOffs : e.ValueOffs+int(e.ValueSize)]
+			if !eaHashMatches(e, value) {
+				q := p
+				q.Code, q.Num = problem.PR_1_ATTR_HASH, uint64(e.Hash)
+				if c.fix(q) {
+					return false
+				}
+			}
+		} else {
+			_, code, num := c.checkEAInodeRef(ino, e)
+			if code != 0 {
+				q := p
+				q.Code, q.Num = code, num
+				if c.fix(q) {
+					return false
+				}
+			}
+		}
+		off += e.EntryBytes
+	}
+	if !used.add(off, 4) {
+		if ask(problem.PR_1_EA_ALLOC_COLLISION) {
+			return false
+		}
+	}
+	if failedCsum {
+		ask(problem.PR_1_EA_BLOCK_ONLY_CSUM_INVALID)
+	}
+	c.eaRefs[blk] = &eaBlockRef{remaining: int64(x.Refcount()) - 1, orig: x.Refcount()}
+	c.markBlockUsed(blk)
+	return true
+}
+
+// checkEARefcounts reports EA blocks whose h_refcount disagrees with the
+// number of inodes referring to them (end of pass 1).
+func (c *Checker) checkEARefcounts() {
+	blks := make([]uint64, 0, len(c.eaRefs))
+	for b := range c.eaRefs {
+		blks = append(blks, b)
+	}
+	sort.Slice(blks, func(i, j int) bool { return blks[i] < blks[j] })
+	for _, b := range blks {
+		r := c.eaRefs[b]
+		if r.extra != 0 {
+			c.fix(problem.Problem{Code: problem.PR_1_EXTATTR_REFCOUNT, Blk: b, BlkCount: int64(r.orig), Num: uint64(int64(r.orig) + r.extra)})
+		}
+	}
+	for _, b := range blks {
+		r := c.eaRefs[b]
+		if r.remaining != 0 {
+			c.fix(problem.Problem{Code: problem.PR_1_EXTATTR_REFCOUNT, Blk: b, BlkCount: int64(r.orig), Num: uint64(int64(r.orig) - r.remaining)})
+		}
+	}
+}
+
+// handleHtree checks an INDEX_FL inode's htree root (pass 1). It returns
+// true when the index flag should be cleared (the dir is then linear).
+func (c *Checker) handleHtree(s *inodeScratch, ino uint32, n ondisk.Inode) bool {
+	f := c.fs
+	sb := c.sb
+	p := problem.Problem{Ino: ino, Inode: c.inodeInfo(n)}
+	ask := func(code problem.Code, num uint64) bool {
+		q := p
+		q.Code, q.Num = code, num
+		return c.fix(q)
+	}
+	if !n.IsDir() && ask(problem.PR_1_HTREE_NODIR, 0) {
+		return true
+	}
+	if !sb.HasCompat(ondisk.CompatDirIndex) && ask(problem.PR_1_HTREE_SET, 0) {
+		return true
+	}
+	blk, ok := c.mapBlock(s, n, 0)
+	if !ok || blk == 0 || blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		return ask(problem.PR_1_HTREE_BADROOT, 0)
+	}
+	buf := s.blk2
+	if f.ReadBlock(blk, buf) != nil && ask(problem.PR_1_HTREE_BADROOT, 0) {
+		return true
+	}
+	root, _ := ondisk.DecodeDxRootInfo(buf)
+	if (root.ReservedZero != 0 || root.InfoLength < 8) && ask(problem.PR_1_HTREE_BADROOT, 0) {
+		return true
+	}
+	hv := root.HashVersion
+	if hv != 0 && hv != 1 && hv != 2 && hv != 6 && ask(problem.PR_1_HTREE_HASHV, uint64(hv)) {
+		return true
+	}
+	inDirent := n.Flags()&ondisk.FlagEncrypt != 0 && n.Flags()&ondisk.FlagCasefold != 0
+	if inDirent {
+		if hv != 6 && ask(problem.PR_1_HTREE_NEEDS_SIPHASH, uint64(hv)) {
+			return true
+		}
+	} else if hv == 6 && ask(problem.PR_1_HTREE_CANNOT_SIPHASH, uint64(hv)) {
+		return true
+	}
+	if root.UnusedFlags&1 != 0 && ask(problem.PR_1_HTREE_INCOMPAT, 0) {
+		return true
+	}
+	levels := uint64(root.IndirectLevels)
+	if levels > 3 && ask(problem.PR_1_HTREE_DEPTH, levels) {
+		return true
+	}
+	maxLevel := uint64(2)
+	if sb.HasIncompat(ondisk.IncompatLargeDir) {
+		maxLevel = 3
+	}
+	if levels > maxLevel && !sb.HasIncompat(ondisk.IncompatLargeDir) {
+		blockbits := uint(f.BlockBits) + 10
+		idxPB := uint64(1) << (blockbits - 3)
+		limit := (idxPB - 1) * (idxPB - 2)
+		if n.Size() < limit<<blockbits && uint64(n.BlocksLo()) < limit<<(blockbits-9) && ask(problem.PR_1_HTREE_DEPTH, levels) {
+			return true
+		}
+	}
+	return false
+}
+
+// mapBlock returns the physical block of logical block lblk of an inode
+// (0 for a hole), walking at most the tree depth the format allows.
+func (c *Checker) mapBlock(s *inodeScratch, n ondisk.Inode, lblk uint32) (uint64, bool) {
+	f := c.fs
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		h := ondisk.ExtentHeader(n.IBlock())
+		buf := s.blk
+		for depth := 0; depth < 8; depth++ {
+			if h.Verify() != nil {
+				return 0, false
+			}
+			if h.Depth() == 0 {
+				for i := 0; i < int(h.Entries()); i++ {
+					e := h.Leaf(i)
+					if lblk >= e.Lblk && uint64(lblk) < uint64(e.Lblk)+uint64(e.Len) {
+						return e.Pblk + uint64(lblk-e.Lblk), true
+					}
+				}
+				return 0, true
+			}
+			var next uint64
+			found := false
+			for i := 0; i < int(h.Entries()); i++ {
+				e := h.Idx(i)
+				if e.Lblk > lblk {
+					break
+				}
+				next, found = e.Leaf, true
+			}
+			if !found {
+				return 0, true
+			}
+			if f.ReadBlock(next, buf) != nil {
+				return 0, false
+			}
+			h = ondisk.ExtentHeader(buf)
+		}
+		return 0, false
+	}
+	if lblk < 12 {
+		return uint64(n.Block(int(lblk))), true
+	}
+	per := uint32(f.BlockSize / 4)
+	l := lblk - 12
+	if l < per {
+		ind := uint64(n.Block(12))
+		if ind == 0 {
+			return 0, true
+		}
+		if f.ReadBlock(ind, s.blk) != nil {
+			return 0, false
+		}
+		return uint64(binary.LittleEndian.Uint32(s.blk[4*l:])), true
+	}
+	return 0, false
+}
