@@ -42,17 +42,17 @@ type Options struct {
 
 // Stats are the counts behind the summary line and -v.
 type Stats struct {
-	UsedInodes, Inodes    uint32
-	UsedBlocks, Blocks    uint64
-	FragmentedFiles       uint32
-	FragmentedDirs        uint32
-	Dirs, Regular, Chr    uint32
-	Blk, Fifo, Sock       uint32
+	UsedInodes, Inodes     uint32
+	UsedBlocks, Blocks     uint64
+	FragmentedFiles        uint32
+	FragmentedDirs         uint32
+	Dirs, Regular, Chr     uint32
+	Blk, Fifo, Sock        uint32
 	Symlinks, FastSymlinks uint32
-	Links                 uint32
-	LargeFiles            uint32
-	Ind, Dind, Tind       uint32
-	ExtentDepth           [5]uint32
+	Links                  uint32
+	LargeFiles             uint32
+	Ind, Dind, Tind        uint32
+	ExtentDepth            [5]uint32
 }
 
 // dirBlock is one entry of the directory block list built in pass 1.
@@ -106,11 +106,11 @@ type Checker struct {
 	linkInfo []uint16 // i_links_count of in-use inodes (pass 1)
 	refCount []uint16 // references counted in pass 2
 
-	dblist  []dirBlock
-	dirs    []dirInfo
-	dxDirs  []dxDir
-	eaRefs  map[uint64]*eaBlockRef
-	lpf     uint32 // lost+found inode, when found in pass 3
+	dblist []dirBlock
+	dirs   []dirInfo
+	dxDirs []dxDir
+	eaRefs map[uint64]*eaBlockRef
+	lpf    uint32 // lost+found inode, when found in pass 3
 
 	stats Stats
 	// invalidSuper is set when a superblock check found the filesystem

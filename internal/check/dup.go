@@ -56,10 +56,10 @@ func (c *Checker) passDup() {
 			}
 			n := append(ondisk.Inode(nil), buf[off:off+f.InodeSize]...)
 			var cur struct {
-				lastBlk          uint64
-				lo, hi           uint64
-				dupBlocks        int
-				curCl, physCl    uint64
+				lastBlk       uint64
+				lo, hi        uint64
+				dupBlocks     int
+				curCl, physCl uint64
 			}
 			cur.curCl, cur.physCl = ^uint64(0), ^uint64(0)
 			visit := func(b uint64, blockcnt int64) {

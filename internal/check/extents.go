@@ -20,9 +20,9 @@ type extentScan struct {
 	levels   [maxExtentDepthCount]extentLevel
 	maxDepth int
 	// last extent context for messages
-	p   problem.Problem
-	err string // set when the walk failed (library op + message)
-	op  string
+	p               problem.Problem
+	err             string // set when the walk failed (library op + message)
+	op              string
 	errBlk, errLblk uint64
 }
 

@@ -25,8 +25,8 @@ var maxSizes = func() (m [7]uint64) {
 // inodeScratch is the per-worker state of pass 1: buffers reused for
 // every inode, so checking an inode allocates nothing.
 type inodeScratch struct {
-	blk  []byte // one block
-	blk2 []byte // one block (extent/indirect levels use their own slices)
+	blk    []byte // one block
+	blk2   []byte // one block (extent/indirect levels use their own slices)
 	levels [][]byte
 }
 

@@ -26,14 +26,14 @@ const (
 
 // dxBlock is the per-block htree information of an indexed directory.
 type dxBlock struct {
-	typ          uint8
-	flags        uint8
-	parent       uint32
-	previous     uint32
-	minHash      uint32
-	maxHash      uint32
-	nodeMinHash  uint32
-	nodeMaxHash  uint32
+	typ         uint8
+	flags       uint8
+	parent      uint32
+	previous    uint32
+	minHash     uint32
+	maxHash     uint32
+	nodeMinHash uint32
+	nodeMaxHash uint32
 }
 
 // dxDirState is an indexed directory during pass 2.
@@ -168,7 +168,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 				copy(buf[ondisk.IBlockSize:], v)
 			}
 		}
-		if (inlineSize&3 != 0 || (inlineSize > ondisk.IBlockSize && inlineSize < ondisk.IBlockSize+12)) {
+		if inlineSize&3 != 0 || (inlineSize > ondisk.IBlockSize && inlineSize < ondisk.IBlockSize+12) {
 			c.fix(problem.Problem{Code: problem.PR_2_BAD_INLINE_DIR_SIZE, Ino: ino, Num: uint64(inlineSize)})
 		}
 	} else {

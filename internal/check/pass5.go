@@ -153,13 +153,13 @@ func (c *Checker) pass5(ctx context.Context) error {
 
 // bitmapDiffs collects runs of differences for the latched list.
 type bitmapDiffs struct {
-	c        *Checker
-	have     bool
-	code     problem.Code
-	lo, hi   uint64
-	step     uint64
-	any      bool
-	rangeOf  func(problem.Code) problem.Code
+	c       *Checker
+	have    bool
+	code    problem.Code
+	lo, hi  uint64
+	step    uint64
+	any     bool
+	rangeOf func(problem.Code) problem.Code
 }
 
 func (b *bitmapDiffs) add(code problem.Code, i uint64) {
