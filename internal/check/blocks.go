@@ -37,10 +37,7 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 		lastBlock: -1, lastInitLblock: -1, lastDBBlock: -1,
 		maxBlocks: 1 << (31 - sb.LogBlockSize()),
 	}
-	w.numBlocks = eaQuota >> f.ClusterBits
-	if c.checkExtAttr(s, ino, n) {
-		w.numBlocks++
-	}
+	w.numBlocks = eaQuota>>f.ClusterBits + c.checkExtAttr(s, ino, n)>>f.ClusterBits
 	extentFS := sb.HasIncompat(ondisk.IncompatExtents)
 	inlineFS := sb.HasIncompat(ondisk.IncompatInlineData)
 	flags := n.Flags()
@@ -50,6 +47,15 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 	case c.hasValidBlocks(n):
 		if extentFS && flags&ondisk.FlagExtents != 0 {
 			c.extentBlocks(s, w)
+		} else if flags&ondisk.FlagExtents != 0 {
+			// Without the extents feature the library still walks an
+			// EXTENTS_FL inode as a tree, block by block.
+			c.iterateBlocks(s, n, func(b uint64, blockcnt int64) {
+				if !w.clear {
+					c.processBlock(w, b, blockcnt, 0)
+				}
+			})
+			w.lastInitLblock = w.lastBlock
 		} else {
 			c.mappedBlocks(s, w)
 			w.lastInitLblock = w.lastBlock

@@ -76,7 +76,7 @@ type eaBlockRef struct {
 	remaining int64
 	extra     int64
 	orig      uint32
-	bad       bool
+	quota     uint64 // blocks charged to each referring inode
 }
 
 // dxDir is an indexed directory seen in pass 1.
@@ -127,6 +127,8 @@ type Checker struct {
 	abort bool
 	// rehash holds directories queued for rebuilding in pass 3A.
 	rehash map[uint32]bool
+	// encPolicy maps encrypted inodes to their encryption policy.
+	encPolicy map[uint32]string
 	// deferred holds block-mapped inodes waiting for their batch (pass 1).
 	deferred []deferredInode
 	// eaInodeRefs counts xattr references to each EA-value inode.

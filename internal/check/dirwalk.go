@@ -297,14 +297,16 @@ func (c *Checker) pathname(dir, ino uint32, depth int) (string, bool) {
 		}
 		return "<" + utoa(dir) + ">", false
 	}
+	// Like the library, the whole directory is read: the last '..' and
+	// the last entry naming ino win.
 	ok := c.iterateDir(dir, func(e uint32, nm []byte) bool {
 		if string(nm) == ".." {
 			parent = e
 		}
-		if e == ino && name == nil && ino != 0 {
-			name = append([]byte(nil), nm...)
+		if e == ino && ino != 0 {
+			name = append(name[:0], nm...)
 		}
-		return !(parent != 0 && (name != nil || ino == 0))
+		return true
 	})
 	if !ok {
 		return "", true
@@ -321,7 +323,7 @@ func (c *Checker) pathname(dir, ino uint32, depth int) (string, bool) {
 		ret = pname
 	}
 	ret += "/"
-	if name != nil {
+	if len(name) > 0 {
 		ret += string(name)
 	} else {
 		ret += "???"

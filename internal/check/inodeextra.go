@@ -162,8 +162,10 @@ func (c *Checker) checkEAInodeRef(ino uint32, e ondisk.XattrEntry) (uint64, prob
 	t := ondisk.Inode(buf)
 	h := ondisk.XattrNameHash(e.Name, false)
 	h = h<<16 ^ h>>16 ^ t.Atime()
+	hs := ondisk.XattrNameHash(e.Name, true)
+	hs = hs<<16 ^ hs>>16 ^ t.Atime()
 	var quota uint64
-	if h == e.Hash {
+	if h == e.Hash || hs == e.Hash {
 		cl := uint64(f.BlockSize) << f.ClusterBits
 		quota = (uint64(e.ValueSize) + cl - 1) / cl << f.ClusterBits
 	} else {
@@ -282,19 +284,52 @@ func (c *Checker) checkIsReallyDir(s *inodeScratch, ino uint32, n ondisk.Inode) 
 // checkEncryption validates the encryption context of an ENCRYPT_FL inode.
 // It returns false when the inode was cleared.
 func (c *Checker) checkEncryption(ino uint32, n ondisk.Inode) bool {
-	ctxLen, found := findInodeXattr(n, ondisk.XattrIndexEncrypt, "c")
+	ctx, found := findInodeXattr(n, ondisk.XattrIndexEncrypt, "c")
 	if !found {
 		// The context may also live in the EA block; e2fsck reads all EAs.
-		ctxLen, found = c.findBlockXattr(n, ondisk.XattrIndexEncrypt, "c")
+		ctx, found = c.findBlockXattr(n, ondisk.XattrIndexEncrypt, "c")
 	}
 	if !found {
 		c.fix(problem.Problem{Code: problem.PR_1_MISSING_ENCRYPTION_XATTR, Ino: ino, Inode: c.inodeInfo(n)})
 		return true
 	}
-	if ctxLen == nil || len(ctxLen) == 0 || (ctxLen[0] == 1 && len(ctxLen) != 28) || (ctxLen[0] == 2 && len(ctxLen) != 40) || ctxLen[0] == 0 {
+	policy, ok := encryptionPolicy(ctx)
+	if !ok {
 		return !c.fix(problem.Problem{Code: problem.PR_1_CORRUPT_ENCRYPTION_XATTR, Ino: ino, Inode: c.inodeInfo(n)})
 	}
+	if c.encPolicy == nil {
+		c.encPolicy = map[uint32]string{}
+	}
+	c.encPolicy[ino] = policy
 	return true
+}
+
+// unrecognizedPolicy stands for a context of an unknown version; all such
+// inodes count as having the same policy.
+const unrecognizedPolicy = "?"
+
+// encryptionPolicy extracts the policy (the context without its nonce)
+// from an fscrypt context: v1 is 28 bytes, v2 40; ok is false when the
+// context is corrupt.
+func encryptionPolicy(ctx []byte) (string, bool) {
+	if len(ctx) < 1 {
+		return "", false
+	}
+	switch ctx[0] {
+	case 0:
+		return "", false
+	case 1:
+		if len(ctx) != 28 {
+			return "", false
+		}
+		return string(ctx[:12]), true
+	case 2:
+		if len(ctx) != 40 {
+			return "", false
+		}
+		return string(ctx[:24]), true
+	}
+	return unrecognizedPolicy, true
 }
 
 // findInodeXattr returns the value of an in-inode attribute.
@@ -350,13 +385,8 @@ func (c *Checker) symlinkOK(s *inodeScratch, ino uint32, n ondisk.Inode) bool {
 		if n.Flags()&ondisk.FlagExtents != 0 {
 			return false
 		}
-		sz, ok := inlineDataSize(n)
-		if !ok {
-			return false
-		}
-		// The inline size counts i_block fully; the link length is i_size.
-		_ = sz
-		return true
+		sz, ok := c.inlineDataSize(n)
+		return ok && uint64(sz) == size
 	}
 	encrypted := n.Flags()&ondisk.FlagEncrypt != 0
 	if c.isFastSymlink(n) {
@@ -416,4 +446,61 @@ func cstrLen(b []byte) int {
 		}
 	}
 	return len(b)
+}
+
+// xattrsReadable reports whether the library could read all of an inode's
+// extended attributes: the in-inode entries must fit their area and the
+// EA block, if any, must have a valid header (and checksum).
+func (c *Checker) xattrsReadable(n ondisk.Inode) bool {
+	f := c.fs
+	if area := n.InlineEA(); len(area) >= 4 && binary.LittleEndian.Uint32(area) == ondisk.XattrMagic {
+		entries := area[4:]
+		for off := 0; ; {
+			e, end, ok := ondisk.DecodeXattrEntry(entries, off)
+			if !ok {
+				return false
+			}
+			if end {
+				break
+			}
+			if e.ValueInum == 0 && (e.ValueOffs+int(e.ValueSize) > len(entries) || e.ValueOffs < 0) {
+				return false
+			}
+			if e.ValueInum == 0 && e.Hash != 0 && !eaHashMatches(e, entries[e.ValueOffs:e.ValueOffs+int(e.ValueSize)]) {
+				return false
+			}
+			off += e.EntryBytes
+		}
+	}
+	blk := n.FileACL(c.sb.Is64bit())
+	if blk == 0 {
+		return true
+	}
+	if !c.sb.HasCompat(ondisk.CompatExtAttr) || blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		return false
+	}
+	buf := make([]byte, f.BlockSize)
+	if f.ReadBlock(blk, buf) != nil {
+		return false
+	}
+	x := ondisk.XattrBlock(buf)
+	if (x.Magic() != ondisk.XattrMagic && x.Magic() != ondisk.XattrMagicV1) || x.Blocks() != 1 {
+		return false
+	}
+	if f.MetadataCsum && x.ComputeChecksum(f.CsumSeed, blk) != x.Checksum() {
+		return false
+	}
+	for off := ondisk.XattrHeaderSize; ; {
+		e, end, ok := ondisk.DecodeXattrEntry(buf, off)
+		if !ok {
+			return false
+		}
+		if end {
+			return true
+		}
+		if e.ValueInum == 0 && e.ValueOffs+int(e.ValueSize) > len(buf) {
+			return false
+		}
+		off += e.EntryBytes
+	}
 }

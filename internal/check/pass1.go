@@ -274,14 +274,10 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 	flags := n.Flags()
 	casefoldFS := sb.HasIncompat(ondisk.IncompatCasefold)
 	if flags&ondisk.FlagCasefold != 0 {
-		if !n.IsDir() {
-			c.fix(p(problem.PR_1_CASEFOLD_NONDIR))
-		} else if !casefoldFS {
+		// e2fsck asks the second question when the first is declined.
+		if !(!n.IsDir() && c.fix(p(problem.PR_1_CASEFOLD_NONDIR))) && !casefoldFS {
 			c.fix(p(problem.PR_1_CASEFOLD_FEATURE))
 		}
-	}
-	if flags&ondisk.FlagEAInode != 0 && !n.IsReg() {
-		c.fix(p(problem.PR_1_EA_INODE_NONREG))
 	}
 
 	inlineFS := sb.HasIncompat(ondisk.IncompatInlineData)
@@ -292,23 +288,23 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 		}
 	}
 	if flags&ondisk.FlagInlineData != 0 && !inlineFS && ino >= f.FirstIno {
-		if _, ok := inlineDataSize(n); ok {
-			c.fix(p(problem.PR_1_INLINE_DATA_FEATURE))
-		} else if c.fix(p(problem.PR_1_INLINE_DATA_SET)) {
-			return
+		if _, ok := c.inlineDataSize(n); !(ok && c.fix(p(problem.PR_1_INLINE_DATA_FEATURE))) {
+			if c.fix(p(problem.PR_1_INLINE_DATA_SET)) {
+				return
+			}
 		}
 	}
 	if flags&ondisk.FlagInlineData != 0 && inlineFS && ino >= f.FirstIno {
-		if _, ok := inlineDataSize(n); !ok {
+		if _, ok := c.inlineDataSize(n); !ok {
 			c.fix(p(problem.PR_1_INLINE_DATA_NO_ATTR))
 		}
 	}
 	linkedOrSpecial := n.LinksCount() != 0 || ino == ondisk.BadBlocksIno || ino == ondisk.RootIno || ino == ondisk.JournalIno
 	if flags&ondisk.FlagExtents != 0 && !extentFS && linkedOrSpecial {
-		if ondisk.ExtentHeader(n.IBlock()).Verify() == nil {
-			c.fix(p(problem.PR_1_EXTENT_FEATURE))
-		} else if c.fix(p(problem.PR_1_EXTENTS_SET)) {
-			return
+		if !(ondisk.ExtentHeader(n.IBlock()).Verify() == nil && c.fix(p(problem.PR_1_EXTENT_FEATURE))) {
+			if c.fix(p(problem.PR_1_EXTENTS_SET)) {
+				return
+			}
 		}
 	}
 	if extentFS && flags&ondisk.FlagExtents == 0 && linkedOrSpecial && (n.IsReg() || n.IsDir()) {
@@ -559,38 +555,48 @@ func (c *Checker) lowDtimeCheck() bool {
 }
 
 // inlineAndExtents handles an inode with both INLINE_DATA_FL and
-// EXTENTS_FL; it returns false when the inode was cleared.
+// EXTENTS_FL (e2fsck's fix_inlinedata_extents_file): each declined fix
+// leads to the next, stronger one. It returns false when the inode was
+// cleared.
 func (c *Checker) inlineAndExtents(ino uint32, n ondisk.Inode) bool {
 	sb := c.sb
-	p := problem.Problem{Ino: ino, Inode: c.inodeInfo(n)}
+	f := c.fs
 	if !sb.HasIncompat(ondisk.IncompatInlineData) && !sb.HasIncompat(ondisk.IncompatExtents) {
-		// e2fsck's fix_inlinedata_extents_file: with neither feature the
-		// flags are reported individually later.
-	}
-	switch {
-	case ondisk.ExtentHeader(n.IBlock()).Verify() == nil:
-		p.Code = problem.PR_1_CLEAR_INLINE_DATA_FOR_EXTENT
-		c.fix(p)
-		return true
-	case n.Size() < ondisk.IBlockSize:
-		p.Code = problem.PR_1_CLEAR_EXTENT_FOR_INLINE_DATA
-		c.fix(p)
 		return true
 	}
-	all := true
+	p := problem.Problem{Ino: ino, Inode: c.inodeInfo(n)}
+	ask := func(code problem.Code) bool {
+		q := p
+		q.Code = code
+		return c.fix(q)
+	}
+	switch n.Type() {
+	case ondisk.SIFCHR, ondisk.SIFBLK, ondisk.SIFIFO, ondisk.SIFSOCK:
+		ask(problem.PR_1_SPECIAL_EXTENTS_IDATA)
+		return true
+	}
+	if ondisk.ExtentHeader(n.IBlock()).Verify() == nil && ask(problem.PR_1_CLEAR_INLINE_DATA_FOR_EXTENT) {
+		return true
+	}
+	maxInlineEA := uint64(0)
+	if f.InodeSize > ondisk.GoodOldInodeSize {
+		maxInlineEA = uint64(f.InodeSize - ondisk.GoodOldInodeSize - int(n.ExtraIsize()))
+	}
+	if n.Size() < ondisk.IBlockSize+maxInlineEA && ask(problem.PR_1_CLEAR_EXTENT_FOR_INLINE_DATA) {
+		return true
+	}
+	couldBeMap := true
 	for i := 0; i < ondisk.NBlocks; i++ {
-		if uint64(n.Block(i)) >= c.fs.BlocksCount {
-			all = false
+		b := uint64(n.Block(i))
+		if (b != 0 && b < f.FirstDataBlock) || b >= f.BlocksCount {
+			couldBeMap = false
 			break
 		}
 	}
-	if all {
-		p.Code = problem.PR_1_CLEAR_EXTENT_INLINE_DATA_FLAGS
-		c.fix(p)
+	if couldBeMap && ask(problem.PR_1_CLEAR_EXTENT_INLINE_DATA_FLAGS) {
 		return true
 	}
-	p.Code = problem.PR_1_CLEAR_EXTENT_INLINE_DATA_INODE
-	return !c.fix(p)
+	return !ask(problem.PR_1_CLEAR_EXTENT_INLINE_DATA_INODE)
 }
 
 // deviceOK is e2fsck's device-inode rule.
@@ -655,6 +661,16 @@ func (c *Checker) hasValidBlocks(n ondisk.Inode) bool {
 // isFastSymlink reports a symlink whose target lives in i_block.
 func (c *Checker) isFastSymlink(n ondisk.Inode) bool {
 	return n.IsSymlink() && n.Flags()&ondisk.FlagInlineData == 0 && !c.hasValidBlocks(n)
+}
+
+// inlineDataSize is the library's inline data size query: like e2fsck it
+// reads all of the inode's attributes (in the inode and in its EA block)
+// and fails when any of them is broken or system.data is missing.
+func (c *Checker) inlineDataSize(n ondisk.Inode) (int, bool) {
+	if !c.xattrsReadable(n) {
+		return 0, false
+	}
+	return inlineDataSize(n)
 }
 
 // inlineDataSize returns the size of an inline-data inode's data (i_block

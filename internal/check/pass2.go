@@ -526,7 +526,13 @@ func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, 
 		}
 	}
 	w.checkFiletype(p, d, filetypeFS)
-	w.checkName(p, name)
+	if dirPolicy, encrypted := c.encPolicy[dir]; encrypted {
+		if dotState > 1 && w.checkEncryptedEntry(p, d, dirPolicy) {
+			return true
+		}
+	} else {
+		w.checkName(p, name)
+	}
 	if dxb != nil && dd != nil {
 		var hash uint32
 		if dd.hashVersion == dirhash.SipHash {
@@ -612,6 +618,48 @@ func (w *dirWorker) checkFiletype(p problem.Problem, d ondisk.Dirent, filetypeFS
 		q.Code = problem.PR_2_SET_FILETYPE
 	}
 	c.fix(q)
+}
+
+// checkEncryptedEntry checks a name in an encrypted directory and that the
+// target shares the directory's policy. It returns true when the entry was
+// cleared.
+func (w *dirWorker) checkEncryptedEntry(p problem.Problem, d ondisk.Dirent, dirPolicy string) bool {
+	c := w.c
+	if d.NameLen < 16 {
+		q := p
+		q.Code = problem.PR_2_BAD_ENCRYPTED_NAME
+		if c.fix(q) {
+			return true
+		}
+	}
+	filePolicy, encrypted := c.encPolicy[d.Ino]
+	if encrypted && filePolicy == dirPolicy {
+		return false
+	}
+	q := p
+	if !encrypted {
+		if !w.needsEncryption(d) {
+			return false
+		}
+		q.Code = problem.PR_2_UNENCRYPTED_FILE
+	} else {
+		q.Code = problem.PR_2_INCONSISTENT_ENCRYPTION_POLICY
+	}
+	return c.fix(q)
+}
+
+// needsEncryption reports whether the entry's target must be encrypted in
+// an encrypted directory (regular files, directories and symlinks).
+func (w *dirWorker) needsEncryption(d ondisk.Dirent) bool {
+	c := w.c
+	if d.FileType != ondisk.FTUnknown {
+		return d.FileType == ondisk.FTRegFile || d.FileType == ondisk.FTDir || d.FileType == ondisk.FTSymlink
+	}
+	if c.inodeReg.Test(uint64(d.Ino)) || c.inodeDir.Test(uint64(d.Ino)) {
+		return true
+	}
+	t := w.readInode(d.Ino).Type()
+	return t == ondisk.SIFREG || t == ondisk.SIFDIR || t == ondisk.SIFLNK
 }
 
 // checkName reports '/' and NUL bytes in a name.

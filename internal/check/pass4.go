@@ -24,7 +24,7 @@ func (c *Checker) pass4(ctx context.Context) error {
 				return err
 			}
 		}
-		if (i == sb.PrjQuotaInum() && i != 0) || i == ondisk.BadBlocksIno || (i > ondisk.RootIno && i < f.FirstIno) {
+		if (i == sb.PrjQuotaInum() && i != 0) || (i == sb.OrphanFileInum() && i != 0) || i == ondisk.BadBlocksIno || (i > ondisk.RootIno && i < f.FirstIno) {
 			continue
 		}
 		if !c.inodeUsed.Test(uint64(i)) {

@@ -12,18 +12,19 @@ import (
 const xattrSizeMax = 1 << 24
 
 // checkExtAttr validates the inode's EA block the first time it is seen and
-// counts later references (e2fsck's check_ext_attr). It returns true when
-// the block is charged to the inode.
-func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) bool {
+// counts later references (e2fsck's check_ext_attr). It returns the blocks
+// charged to the inode for it (the block's cluster plus the EA inodes its
+// entries refer to), 0 when none.
+func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) uint64 {
 	f := c.fs
 	sb := c.sb
 	blk := n.FileACL(sb.Is64bit())
 	if blk == 0 {
-		return false
+		return 0
 	}
 	if !sb.HasCompat(ondisk.CompatExtAttr) || blk < f.FirstDataBlock || blk >= f.BlocksCount {
 		c.inodeBad.Set(uint64(ino))
-		return false
+		return 0
 	}
 	if r, seen := c.eaRefs[blk]; seen {
 		if r.remaining > 0 {
@@ -31,8 +32,9 @@ func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) bool
 		} else {
 			r.extra++
 		}
-		return true
+		return r.quota
 	}
+	quota := uint64(1) << f.ClusterBits
 	p := problem.Problem{Ino: ino, Blk: blk, Inode: c.inodeInfo(n)}
 	ask := func(code problem.Code) bool {
 		q := p
@@ -49,18 +51,18 @@ func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) bool
 	}
 	if readErr != nil {
 		if ask(problem.PR_1_READ_EA_BLOCK) {
-			return false
+			return 0
 		}
 		clear(buf)
 	}
 	if x.Magic() != ondisk.XattrMagic {
 		if ask(problem.PR_1_BAD_EA_BLOCK) {
-			return false
+			return 0
 		}
 	}
 	if x.Blocks() != 1 {
 		if ask(problem.PR_1_EA_MULTI_BLOCK) {
-			return false
+			return 0
 		}
 	}
 	used := regions{max: f.BlockSize}
@@ -70,33 +72,33 @@ func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) bool
 		nameLen := int(buf[off])
 		if off+ondisk.XattrEntrySize > len(buf) || !used.add(off, ondisk.XattrEntryLen(nameLen)) {
 			if ask(problem.PR_1_EA_ALLOC_COLLISION) {
-				return false
+				return 0
 			}
 			break
 		}
 		e, _, ok := ondisk.DecodeXattrEntry(buf, off)
 		if !ok {
 			if ask(problem.PR_1_EA_ALLOC_COLLISION) {
-				return false
+				return 0
 			}
 			break
 		}
 		if e.NameIndex == 0 {
 			if ask(problem.PR_1_EA_BAD_NAME) {
-				return false
+				return 0
 			}
 			break
 		}
 		if e.ValueInum == 0 {
 			if e.ValueSize > xattrSizeMax || e.ValueOffs+int(e.ValueSize) > f.BlockSize {
 				if ask(problem.PR_1_EA_BAD_VALUE) {
-					return false
+					return 0
 				}
 				break
 			}
 			if e.ValueSize != 0 && !used.add(e.ValueOffs, (int(e.ValueSize)+3)&^3) {
 				if ask(problem.PR_1_EA_ALLOC_COLLISION) {
-					return false
+					return 0
 				}
 			}
 			value := buf[e.ValueOffs : e.ValueOffs+int(e.ValueSize)]
@@ -104,32 +106,33 @@ func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) bool
 				q := p
 				q.Code, q.Num = problem.PR_1_ATTR_HASH, uint64(e.Hash)
 				if c.fix(q) {
-					return false
+					return 0
 				}
 			}
 		} else {
-			_, code, num := c.checkEAInodeRef(ino, e)
+			q0, code, num := c.checkEAInodeRef(ino, e)
 			if code != 0 {
 				q := p
 				q.Code, q.Num = code, num
 				if c.fix(q) {
-					return false
+					return 0
 				}
 			}
+			quota += q0
 		}
 		off += e.EntryBytes
 	}
 	if !used.add(off, 4) {
 		if ask(problem.PR_1_EA_ALLOC_COLLISION) {
-			return false
+			return 0
 		}
 	}
 	if failedCsum {
 		ask(problem.PR_1_EA_BLOCK_ONLY_CSUM_INVALID)
 	}
-	c.eaRefs[blk] = &eaBlockRef{remaining: int64(x.Refcount()) - 1, orig: x.Refcount()}
+	c.eaRefs[blk] = &eaBlockRef{remaining: int64(x.Refcount()) - 1, orig: x.Refcount(), quota: quota}
 	c.markBlockUsed(blk)
-	return true
+	return quota
 }
 
 // checkEARefcounts reports EA blocks whose h_refcount disagrees with the
