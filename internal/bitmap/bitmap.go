@@ -176,3 +176,8 @@ func (b *Bitmap) Extract(dst []byte, start, n uint64) {
 		k++
 	}
 }
+
+// Clone returns a copy of the bitmap (not safe against concurrent writers).
+func (b *Bitmap) Clone() *Bitmap {
+	return &Bitmap{w: append([]uint64(nil), b.w...), len: b.len}
+}

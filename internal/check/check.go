@@ -52,6 +52,7 @@ type Stats struct {
 	Links                  uint32
 	LargeFiles             uint32
 	Ind, Dind, Tind        uint32
+	BadBlocks              uint32
 	ExtentDepth            [5]uint32
 }
 
@@ -97,6 +98,8 @@ type Checker struct {
 	inodeDir  *bitmap.Bitmap
 	inodeReg  *bitmap.Bitmap
 	inodeBad  *bitmap.Bitmap
+	inodeBB   *bitmap.Bitmap // inodes in bad inode-table blocks (nil if none)
+	badBlocks map[uint64]bool
 	// Block maps, indexed by cluster number.
 	blockFound *bitmap.Bitmap
 	blockDup   *bitmap.Bitmap

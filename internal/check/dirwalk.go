@@ -42,24 +42,20 @@ func (c *Checker) iterateDir(dir uint32, fn func(ino uint32, name []byte) bool) 
 		}
 		return walkEntries(area, f.BlockSize, fn)
 	}
+	// Blocks in the library's iteration order; checksums are not
+	// verified here (this only serves messages and read-only lookups).
 	s := c.newScratch()
-	nblocks := (n.Size() + uint64(f.BlockSize) - 1) >> f.BlockBits
-	if nblocks > 1<<20 {
-		nblocks = 1 << 20
-	}
 	buf := make([]byte, f.BlockSize)
-	for l := uint64(0); l < nblocks; l++ {
-		blk, ok := c.mapBlock(s, n, uint32(l))
-		if !ok {
-			return false
+	ok, stop := true, false
+	count := 0
+	c.iterateBlocks(s, n, func(blk uint64, blockcnt int64) {
+		if !ok || stop || blockcnt < 0 || blk == 0 {
+			return
 		}
-		if blk == 0 {
-			continue
+		if count++; count > 1<<22 || f.ReadBlock(blk, buf) != nil {
+			ok = false
+			return
 		}
-		if f.ReadBlock(blk, buf) != nil {
-			return false
-		}
-		stop := false
 		ok = walkEntries(buf, f.BlockSize, func(ino uint32, name []byte) bool {
 			if !fn(ino, name) {
 				stop = true
@@ -67,14 +63,8 @@ func (c *Checker) iterateDir(dir uint32, fn func(ino uint32, name []byte) bool) 
 			}
 			return true
 		})
-		if stop {
-			return true
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
+	})
+	return ok || stop
 }
 
 func leU32(b []byte) uint32 {

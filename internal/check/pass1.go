@@ -58,6 +58,7 @@ func (c *Checker) pass1(ctx context.Context) error {
 	c.markGroupMetadata()
 
 	s := c.newScratch()
+	c.readBadBlocksList(s)
 	ipg := f.InodesPerGroup
 	chunk := make([]byte, 64*f.BlockSize)
 	for g := uint32(0); g < f.Groups; g++ {
@@ -95,6 +96,19 @@ func (c *Checker) pass1(ctx context.Context) error {
 			for bi := uint64(0); bi < nb; bi++ {
 				blockBuf := buf[bi<<f.BlockBits : (bi+1)<<f.BlockBits]
 				first := uint32((b+bi)*ipb) + 1
+				if c.badBlocks[table+b+bi] {
+					// Inodes in a bad inode-table block are in use but
+					// never read; pass 2 offers to clear entries to them.
+					for k := uint64(0); k < ipb && first+uint32(k) <= limit; k++ {
+						ino := g*ipg + first + uint32(k)
+						if c.inodeBB == nil {
+							c.inodeBB = bitmap.New(uint64(f.InodesCount) + 1)
+						}
+						c.inodeBB.Set(uint64(ino))
+						c.inodeUsed.Set(uint64(ino))
+					}
+					continue
+				}
 				garbage := c.insaneBlock(blockBuf, g*ipg+first, ipb, limit-first+1)
 				for k := uint64(0); k < ipb; k++ {
 					idx := uint32((b+bi)*ipb+k) + 1

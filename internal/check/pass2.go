@@ -344,20 +344,21 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 			}
 		}
 		skip := false
+		var pending problem.Code // e2fsck's "problem" carries over to later checks
 		switch {
 		case dotState == 0:
 			w.checkDot(p, d, name, nextByte)
 		case dotState == 1:
 			w.checkDotDot(p, d, name, nextByte)
 		case d.Ino == ino:
+			pending = problem.PR_2_LINK_DOT
 			if ask(problem.PR_2_LINK_DOT) {
 				skip = true
 			}
 		}
 		if !skip && d.Ino != 0 {
-			skip = w.checkEntry(p, d, name, dotState, ino, dd, dxb, filetypeFS, dupsFound, names, ask, &dupsFound)
+			w.checkEntry(p, d, name, dotState, ino, dd, dxb, filetypeFS, names, ask, &dupsFound, pending)
 		}
-		_ = skip
 		prevOff = offset
 		if inlineSize == 0 || dotState > 1 {
 			offset += recLen
@@ -466,18 +467,19 @@ func (w *dirWorker) checkDotDot(p problem.Problem, d ondisk.Dirent, name []byte,
 // checkEntry runs the target, type, name, htree and link checks of one
 // entry with a non-zero inode. It returns true when the entry was cleared.
 func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, dotState int, dir uint32,
-	dd *dxDirState, dxb *dxBlock, filetypeFS, dups bool, names map[string]struct{},
-	ask func(problem.Code) bool, dupsFound *bool) bool {
+	dd *dxDirState, dxb *dxBlock, filetypeFS bool, names map[string]struct{},
+	ask func(problem.Code) bool, dupsFound *bool, code problem.Code) bool {
 	c := w.c
 	f := c.fs
 	sb := c.sb
 	target := d.Ino
-	var code problem.Code
 	switch {
 	case (target != ondisk.RootIno && target < f.FirstIno) || target > f.InodesCount ||
 		target == sb.UsrQuotaInum() || target == sb.GrpQuotaInum() || target == sb.PrjQuotaInum() ||
 		(target == sb.OrphanFileInum() && target != 0):
 		code = problem.PR_2_BAD_INO
+	case c.inodeBB != nil && c.inodeBB.Test(uint64(target)):
+		code = problem.PR_2_BB_INODE
 	case dotState > 1 && d.NameLen == 1 && name[0] == '.':
 		code = problem.PR_2_DUP_DOT
 	case dotState > 1 && d.NameLen == 2 && name[0] == '.' && name[1] == '.':

@@ -27,7 +27,7 @@ func (c *Checker) pass4(ctx context.Context) error {
 		if (i == sb.PrjQuotaInum() && i != 0) || (i == sb.OrphanFileInum() && i != 0) || i == ondisk.BadBlocksIno || (i > ondisk.RootIno && i < f.FirstIno) {
 			continue
 		}
-		if !c.inodeUsed.Test(uint64(i)) {
+		if !c.inodeUsed.Test(uint64(i)) || (c.inodeBB != nil && c.inodeBB.Test(uint64(i))) {
 			continue
 		}
 		linkCount := uint32(c.linkInfo[i])
