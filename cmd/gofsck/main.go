@@ -211,43 +211,104 @@ func openFS(o *options, stdout, stderr io.Writer) (*blockdev.File, *fs.FS, int) 
 		}
 		return nil, nil, problem.ExitError
 	}
-	f, err := fs.Open(dev, fs.Options{Superblock: o.superblk, BlockSize: o.blockSize})
-	if err != nil && o.superblk == 0 && isCorrupt(err) {
-		fmt.Fprintf(stderr, "%s: %s\n", o.prog, describe(err))
-		fmt.Fprintf(stdout, "%s: Superblock invalid, trying backup blocks...\n", o.prog)
-		if bf := tryBackups(dev, o.blockSize); bf != nil {
-			f, err = bf, nil
-		}
-	}
+	f, err := openWithFallback(o, dev, stdout, stderr)
 	if err != nil {
-		fatal(o, stderr, "%s while trying to open %s", describe(err), o.device)
-		if isCorrupt(err) || errors.Is(err, fs.ErrShortRead) {
-			fmt.Fprintf(stdout, badSuperHint, o.prog, o.prog, o.prog)
-		}
 		dev.Close()
 		return nil, nil, problem.ExitError
 	}
 	return dev, f, 0
 }
 
-// tryBackups looks for a usable backup superblock at the start of group 1
-// for each possible block size.
-func tryBackups(dev blockdev.Device, blockSize int) *fs.FS {
-	sizes := []int{1024, 2048, 4096, 8192, 16384, 32768, 65536}
-	if blockSize != 0 {
-		sizes = []int{blockSize}
+// openWithFallback follows e2fsck's open sequence: when the primary
+// superblock or the group descriptors are bad it tries a backup, and when
+// the superblock is corrupt it retries once tolerating the errors the
+// superblock checks can report.
+func openWithFallback(o *options, dev blockdev.Device, stdout, stderr io.Writer) (*fs.FS, error) {
+	relaxed := false
+	for {
+		opt := fs.Options{Superblock: o.superblk, BlockSize: o.blockSize, Relaxed: relaxed}
+		f, err := fs.Open(dev, opt)
+		var descErr error
+		if err == nil {
+			descErr = f.CheckDesc()
+		}
+		origErr := err
+		if o.superblk == 0 && !o.preen && (isCorrupt(err) || errors.Is(err, fs.ErrSbCsum) || descErr != nil) {
+			if err != nil {
+				fmt.Fprintf(stdout, "ext2fs_open2: %s\n", describe(err))
+			}
+			if descErr != nil {
+				fmt.Fprintf(stdout, "ext2fs_check_desc: %s\n", descErr)
+			}
+			if f == nil || f.Groups > 1 {
+				what := "Superblock invalid,"
+				if err == nil {
+					what = "Group descriptors look bad..."
+				}
+				fmt.Fprintf(stdout, "%s: %s trying backup blocks...\n", o.prog, what)
+				blk, bs := backupSuperblock(dev, f, o.blockSize)
+				bf, berr := fs.Open(dev, fs.Options{Superblock: blk, BlockSize: bs, Relaxed: relaxed})
+				switch {
+				case berr == nil:
+					f, err = bf, nil
+				case origErr == nil:
+					fmt.Fprintf(stdout, "%s: %s while using the backup blocks", o.prog, describe(berr))
+					fmt.Fprintf(stdout, "%s: going back to original superblock\n", o.prog)
+				default:
+					err = berr
+				}
+			}
+		}
+		if err == nil {
+			return f, nil
+		}
+		if origErr != nil {
+			err = origErr
+		}
+		fatal(o, stderr, "%s while trying to open %s", describe(err), o.device)
+		switch {
+		case errors.Is(err, fs.ErrShortRead):
+			fmt.Fprintln(stdout, "Could this be a zero-length partition?")
+		case (errors.Is(err, fs.ErrCorruptSuper) || errors.Is(err, fs.ErrBadDescSize)) && !relaxed:
+			fmt.Fprintf(stdout, "%s: Trying to load superblock despite errors...\n", o.prog)
+			relaxed = true
+			continue
+		default:
+			fmt.Fprintf(stdout, badSuperHint, o.prog, o.prog, o.prog)
+		}
+		return nil, err
 	}
-	for _, bs := range sizes {
+}
+
+// backupSuperblock picks the backup superblock e2fsck would try: the
+// start of group 1 of the geometry we have, else the first block size
+// whose candidate holds the ext2 magic and that block size.
+func backupSuperblock(dev blockdev.Device, f *fs.FS, blockSize int) (uint64, int) {
+	if f != nil {
+		return uint64(f.BlocksPerGroup) + f.FirstDataBlock, f.BlockSize
+	}
+	if blockSize != 0 {
+		blk := uint64(blockSize * 8)
+		if blockSize == 1024 {
+			blk++
+		}
+		return blk, blockSize
+	}
+	buf := make([]byte, ondisk.SuperblockSize)
+	for bs := 1024; bs <= 65536; bs *= 2 {
 		blk := uint64(bs * 8)
 		if bs == 1024 {
 			blk++
 		}
-		f, err := fs.Open(dev, fs.Options{Superblock: blk, BlockSize: bs})
-		if err == nil {
-			return f
+		if _, err := dev.ReadAt(buf, int64(blk)*int64(bs)); err != nil {
+			continue
+		}
+		sb, _ := ondisk.NewSuperblock(buf)
+		if sb.Magic() == ondisk.Magic && sb.BlockSize() == bs {
+			return blk, bs
 		}
 	}
-	return nil
+	return 8193, 1024
 }
 
 func isCorrupt(err error) bool { return errors.Is(err, ondisk.ErrCorrupt) }

@@ -7,10 +7,12 @@
 package fs
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"io"
 	"math/bits"
+	"sort"
 
 	"gofsck/internal/blockdev"
 	"gofsck/internal/ondisk"
@@ -45,7 +47,8 @@ type FS struct {
 	MetadataCsum        bool
 	GdtCsum             bool // metadata_csum or uninit_bg: descriptors carry checksums
 
-	gdt []byte // all descriptors, DescSize each
+	gdt     []byte // all descriptors, DescSize each
+	relaxed bool
 }
 
 // Options select the superblock as e2fsck's -b and -B do.
@@ -55,6 +58,10 @@ type Options struct {
 	Superblock uint64
 	// BlockSize restricts probing to one block size.
 	BlockSize int
+	// Relaxed tolerates the superblock inconsistencies e2fsck's retry
+	// "despite errors" tolerates (inode count vs groups, descriptor size,
+	// s_first_meta_bg) so that the superblock checks can report them.
+	Relaxed bool
 }
 
 // Errors that Open returns. They wrap ondisk.ErrCorrupt when the data is
@@ -100,9 +107,10 @@ func Open(dev blockdev.Device, opt Options) (*FS, error) {
 		var err error
 		for _, bs := range sizes {
 			var f *FS
-			f, err = openAt(dev, int64(opt.Superblock)*int64(bs), opt.Superblock)
+			f, err = openAt(dev, int64(opt.Superblock)*int64(bs), opt.Superblock, opt.Relaxed)
 			if err == nil && f.BlockSize == bs {
 				f.Backup = true
+				f.clearBackupUninit()
 				return f, nil
 			}
 			if err == nil {
@@ -111,11 +119,28 @@ func Open(dev blockdev.Device, opt Options) (*FS, error) {
 		}
 		return nil, err
 	}
-	return openAt(dev, ondisk.SuperblockOffset, 0)
+	return openAt(dev, ondisk.SuperblockOffset, 0, opt.Relaxed)
+}
+
+// clearBackupUninit drops the uninit flags and itable_unused of every
+// descriptor, as the library does when opening from a backup superblock:
+// backup descriptors are stale, so the whole inode table is scanned.
+func (f *FS) clearBackupUninit() {
+	if !f.GdtCsum {
+		return
+	}
+	for g := uint32(0); g < f.Groups; g++ {
+		gd := f.Group(g)
+		gd.SetFlags(gd.Flags() &^ (ondisk.BgBlockUninit | ondisk.BgInodeUninit))
+		gd.SetItableUnused(0)
+		if sum, ok := gd.ComputeChecksum(f.SB, g); ok {
+			gd.SetChecksum(sum)
+		}
+	}
 }
 
 // openAt reads the superblock at byte offset off.
-func openAt(dev blockdev.Device, off int64, sbBlock uint64) (*FS, error) {
+func openAt(dev blockdev.Device, off int64, sbBlock uint64, relaxed bool) (*FS, error) {
 	buf := make([]byte, ondisk.SuperblockSize)
 	if _, err := dev.ReadAt(buf, off); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -136,7 +161,7 @@ func openAt(dev blockdev.Device, off int64, sbBlock uint64) (*FS, error) {
 	if !sb.ChecksumValid() {
 		return nil, ErrSbCsum
 	}
-	f := &FS{Dev: dev, SB: sb}
+	f := &FS{Dev: dev, SB: sb, relaxed: relaxed}
 	if err := f.geometry(); err != nil {
 		return nil, err
 	}
@@ -219,11 +244,16 @@ func (f *FS) geometry() error {
 	}
 	f.Groups = uint32(groups)
 	if uint64(f.InodesCount) != groups*uint64(f.InodesPerGroup) {
-		return bad("inodes_count", uint64(f.InodesCount))
+		if !f.relaxed {
+			return bad("inodes_count", uint64(f.InodesCount))
+		}
+		// Relaxed: use the count the geometry implies, as the check
+		// will offer to set it.
+		f.InodesCount = uint32(groups * uint64(f.InodesPerGroup))
 	}
 	if sb.Is64bit() {
 		ds := int(sb.RawDescSize())
-		if ds < ondisk.GroupDescSize64 || ds > ondisk.MaxGroupDescSize || bits.OnesCount(uint(ds)) != 1 {
+		if ds < ondisk.GroupDescSize64 || ds > ondisk.MaxGroupDescSize || (bits.OnesCount(uint(ds)) != 1 && !f.relaxed) {
 			return ErrBadDescSize
 		}
 		f.DescSize = ds
@@ -232,7 +262,7 @@ func (f *FS) geometry() error {
 	}
 	f.DescPerBlock = uint32(f.BlockSize / f.DescSize)
 	f.DescBlocks = (f.Groups + f.DescPerBlock - 1) / f.DescPerBlock
-	if sb.HasIncompat(ondisk.IncompatMetaBG) && sb.FirstMetaBG() > f.DescBlocks {
+	if sb.HasIncompat(ondisk.IncompatMetaBG) && sb.FirstMetaBG() > f.DescBlocks && !f.relaxed {
 		return bad("first_meta_bg", uint64(sb.FirstMetaBG()))
 	}
 	f.FirstIno = sb.FirstIno()
@@ -444,3 +474,112 @@ func (f *FS) ReadInode(ino uint32, buf, scratch []byte) error {
 
 // ClusterOf converts a block number to its cluster number.
 func (f *FS) ClusterOf(blk uint64) uint64 { return blk >> f.ClusterBits }
+
+// DescError is a group descriptor that fails the library's sanity check
+// (ext2fs_check_desc); Msg is the library's wording.
+type DescError struct {
+	Group uint32
+	Msg   string
+}
+
+func (e *DescError) Error() string { return e.Msg }
+
+// CheckDesc verifies that every group's bitmaps and inode table lie in the
+// group (or the filesystem, with flex_bg) and overlap neither each other nor
+// the superblock and descriptor copies, as ext2fs_check_desc does: it
+// reports the first offender in the library's marking order. Memory is
+// proportional to the number of groups, not blocks.
+func (f *FS) CheckDesc() error {
+	if f.DescSize&(f.DescSize-1) != 0 {
+		return &DescError{Msg: "Block group descriptor size incorrect"}
+	}
+	type span struct {
+		start, end uint64 // [start, end)
+		order      int    // marking order; sb/gdt copies come first (-1)
+	}
+	var spans []span
+	for g := uint32(0); g < f.Groups; g++ {
+		l := f.Layout(g)
+		if l.Super != 0 || g == 0 {
+			spans = append(spans, span{l.Super, l.Super + 1, -1})
+		}
+		if l.OldDesc != 0 {
+			spans = append(spans, span{l.OldDesc, min(l.OldDesc+l.OldDescLen, f.BlocksCount), -1})
+		}
+		if l.MetaBGDesc != 0 {
+			spans = append(spans, span{l.MetaBGDesc, l.MetaBGDesc + 1, -1})
+		}
+	}
+	msgs := [3]string{
+		"Corrupt group descriptor: bad block for block bitmap",
+		"Corrupt group descriptor: bad block for inode bitmap",
+		"Corrupt group descriptor: bad block for inode table",
+	}
+	first, last := f.FirstDataBlock, f.BlocksCount-1
+	flex := f.SB.HasIncompat(ondisk.IncompatFlexBG)
+	rangeBad := -1 // order of the first structure outside its range
+	for g := uint32(0); g < f.Groups && rangeBad < 0; g++ {
+		if !flex {
+			first, last = f.GroupFirstBlock(g), f.GroupLastBlock(g)
+		}
+		gd := f.Group(g)
+		locs := [3]uint64{gd.BlockBitmap(), gd.InodeBitmap(), gd.InodeTable()}
+		lens := [3]uint64{1, 1, uint64(f.InodeBlocksPerGroup)}
+		for k := 0; k < 3; k++ {
+			order := int(g)*3 + k
+			if locs[k] < first || locs[k]+lens[k]-1 > last {
+				rangeBad = order
+				break
+			}
+			spans = append(spans, span{locs[k], locs[k] + lens[k], order})
+		}
+	}
+	// A structure collides when it overlaps one marked before it. Sweep
+	// by start keeping the active spans: a new span overlapping actives
+	// yields the pair order max(its order, min active order).
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	collide := -1
+	byOrder := &spanHeap{less: func(a, b span2) bool { return a.order < b.order }}
+	for idx, sp := range spans {
+		// Lazily drop expired spans from the order heap.
+		for byOrder.Len() > 0 && byOrder.peek().end <= sp.start {
+			heap.Pop(byOrder)
+		}
+		if byOrder.Len() > 0 {
+			o := max(sp.order, byOrder.peek().order)
+			if o >= 0 && (collide < 0 || o < collide) {
+				collide = o
+			}
+		}
+		e := span2{end: sp.end, order: sp.order, id: idx}
+		heap.Push(byOrder, e)
+	}
+	bad := rangeBad
+	if collide >= 0 && (bad < 0 || collide < bad) {
+		bad = collide
+	}
+	if bad < 0 {
+		return nil
+	}
+	return &DescError{Group: uint32(bad / 3), Msg: msgs[bad%3]}
+}
+
+// span2 is an active span of CheckDesc's sweep.
+type span2 struct {
+	end   uint64
+	order int
+	id    int
+}
+
+// spanHeap is a min-heap of spans under less.
+type spanHeap struct {
+	s    []span2
+	less func(a, b span2) bool
+}
+
+func (h *spanHeap) Len() int           { return len(h.s) }
+func (h *spanHeap) Less(i, j int) bool { return h.less(h.s[i], h.s[j]) }
+func (h *spanHeap) Swap(i, j int)      { h.s[i], h.s[j] = h.s[j], h.s[i] }
+func (h *spanHeap) Push(x any)         { h.s = append(h.s, x.(span2)) }
+func (h *spanHeap) Pop() any           { v := h.s[len(h.s)-1]; h.s = h.s[:len(h.s)-1]; return v }
+func (h *spanHeap) peek() span2        { return h.s[0] }

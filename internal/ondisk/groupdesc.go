@@ -174,3 +174,19 @@ func (g GroupDesc) ChecksumValid(sb Superblock, group uint32) bool {
 func BitmapChecksum(seed uint32, bitmap []byte) uint32 {
 	return csum.Crc32c(seed, bitmap)
 }
+
+func (g GroupDesc) put16(off int, v uint16) { binary.LittleEndian.PutUint16(g[off:], v) }
+
+// SetFlags stores bg_flags.
+func (g GroupDesc) SetFlags(v uint16) { g.put16(offBgFlags, v) }
+
+// SetItableUnused stores bg_itable_unused (both halves when present).
+func (g GroupDesc) SetItableUnused(v uint32) {
+	g.put16(offBgItableUnusedLo, uint16(v))
+	if len(g) >= GroupDescSize64 {
+		g.put16(offBgItableUnusedHi, uint16(v>>16))
+	}
+}
+
+// SetChecksum stores bg_checksum.
+func (g GroupDesc) SetChecksum(v uint16) { g.put16(offBgChecksum, v) }
