@@ -34,6 +34,9 @@ const (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "--sample" {
+		os.Exit(runSample(filepath.Base(os.Args[0]), os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
