@@ -402,6 +402,7 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			fmt.Fprintf(stdout, "%s%s, check forced.\n", name, reason)
 		}
 	}
+	chk.CheckResizeInode()
 	err := chk.Run(ctx)
 	switch {
 	case errors.Is(err, context.Canceled):

@@ -29,7 +29,10 @@ type blockWalk struct {
 
 // checkBlocks accounts for every block of an inode and checks sizes
 // (e2fsck's check_blocks).
+// eaQuota is the blocks charged by EA inodes referenced from the inode
+// body; the inode counts of EA inodes are not tracked yet (eaInodes 0).
 func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuota uint64) {
+	const eaInodes = 0
 	f := c.fs
 	sb := c.sb
 	w := &blockWalk{
@@ -86,6 +89,10 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 		if c.fix(problem.Problem{Code: problem.PR_1_ZERO_LENGTH_DIR, Ino: ino, Inode: c.inodeInfo(n)}) {
 			return
 		}
+	}
+	if ino != sb.PrjQuotaInum() && ino != sb.OrphanFileInum() && (ino == ondisk.RootIno || ino >= f.FirstIno) &&
+		flags&ondisk.FlagEAInode == 0 {
+		c.chargeQuota(ino, n, w.numBlocks*uint64(f.BlockSize)<<f.ClusterBits, 1+eaInodes)
 	}
 	if !sb.HasRoCompat(ondisk.RoCompatHugeFile) || flags&ondisk.FlagHugeFile == 0 {
 		w.numBlocks *= uint64(f.BlockSize / 512)

@@ -176,6 +176,10 @@ func (c *Checker) Run(ctx context.Context) error {
 			return ErrAborted
 		}
 	}
+	c.endOfRun()
+	if c.sink.Aborted() || c.abort {
+		return ErrAborted
+	}
 	c.summarise()
 	return nil
 }
