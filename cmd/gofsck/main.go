@@ -372,10 +372,14 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		}
 		return problem.ExitError
 	}
-	rep := problem.NewReporter(stdout, problem.Options{Mode: o.mode, Err: stderr, Device: name})
-	chk := check.New(f, rep, check.Options{ReadOnly: true, Now: time.Now()})
-	rep = problem.NewReporter(stdout, problem.Options{Mode: o.mode, Err: stderr, Device: name, Namer: chk})
-	chk = check.New(f, rep, check.Options{ReadOnly: true, Now: time.Now()})
+	ropt := problem.Options{Mode: o.mode, Err: stderr, Device: name}
+	copt := check.Options{ReadOnly: true, Now: time.Now(), ExternalJournal: o.journal}
+	// The reporter names inodes through the checker, which reports to the
+	// reporter: build the checker first with a placeholder sink.
+	chk := check.New(f, problem.NewReporter(io.Discard, ropt), copt)
+	ropt.Namer = chk
+	rep := problem.NewReporter(stdout, ropt)
+	chk = check.New(f, rep, copt)
 
 	end := problem.RunEnd{ReadOnly: true, SuperWasValid: f.SB.State()&ondisk.StateValid != 0}
 	if jerr := chk.CheckJournal(); jerr != "" {

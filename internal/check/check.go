@@ -38,6 +38,11 @@ type Options struct {
 	Now time.Time
 	// ReadOnly is true for -n; gofsck only reads in this version.
 	ReadOnly bool
+	// ExternalJournal is the -j path of an external journal device.
+	ExternalJournal string
+	// Workers is the number of goroutines the passes may use (0: one per
+	// CPU).
+	Workers int
 }
 
 // Stats are the counts behind the summary line and -v.
