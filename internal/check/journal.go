@@ -1,8 +1,734 @@
 package check
 
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"syscall"
+
+	"gofsck/internal/blockdev"
+	"gofsck/internal/fs"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/ondisk/jbd2"
+	"gofsck/internal/problem"
+)
+
+// LibErrorer is an optional interface of the Sink. e2fsck's journal code
+// reports a few findings with com_err on stderr rather than as problems
+// ("e2fsck: The journal superblock is corrupt <dev>: journal too short");
+// a Sink that implements LibErrorer prints them, each followed by an empty
+// line, as
+//
+//	<prog>: <code> <dev>: <what>   (byDevice false)
+//	<dev>: <code> <what>           (byDevice true, I/O errors)
+//
+// where code is the library error text. Sinks without it lose these lines;
+// the problems and the verdict are unaffected.
+type LibErrorer interface {
+	LibError(byDevice bool, code, what string)
+}
+
+// libext2fs error texts that the journal check returns (the part before
+// " while checking journal for <dev>").
+const (
+	errCorruptJournalSB = "The journal superblock is corrupt"
+	errUnsuppFeature    = "Filesystem has unsupported feature(s)"
+	errLoadExtJournal   = "Error loading external journal"
+	errMissingITable    = "A block group is missing an inode table"
+	errBadITable        = "Corrupt group descriptor: bad block for inode table"
+	errInodeCsum        = "Inode checksum does not match inode"
+	errShortRead        = "Attempt to read block from filesystem resulted in short read"
+)
+
+// jnlBackupBlocks is EXT3_JNL_BACKUP_BLOCKS: s_jnl_blocks holds a copy of
+// the journal inode's i_block, i_size_high and i_size.
+const jnlBackupBlocks = 1
+
+// minJournalBlocks is JBD2_MIN_JOURNAL_BLOCKS.
+const minJournalBlocks = 1024
+
+// maxExtentLevels bounds the extent-tree walk of the journal inode; a
+// deeper tree is corrupt (the kernel allows 5 levels).
+const maxExtentLevels = 32
+
+// badInodeError is one of the e2fsck_get_journal failures that
+// e2fsck_check_ext3_journal turns into PR_0_JOURNAL_BAD_INODE
+// (EXT2_ET_BAD_INODE_NUM, _NO_JOURNAL, _JOURNAL_TOO_SMALL).
+type badInodeError struct{ why string }
+
+func (e *badInodeError) Error() string { return "journal: " + e.why }
+
+// libError is any other failure: its text is what e2fsck prints before
+// " while checking journal for <dev>".
+type libError struct{ msg string }
+
+func (e *libError) Error() string { return e.msg }
+
+// errStop means a fatal problem was reported (the sink is aborted): e2fsck
+// exits inside fix_problem.
+var errStop = errors.New("journal: fatal problem")
+
+// jnl is a located journal (e2fsck_get_journal's result): where its
+// superblock is and how long the journal is.
+type jnl struct {
+	dev      io.ReaderAt
+	sbBlock  uint64 // physical block of the journal superblock
+	totalLen uint64 // journal->j_total_len
+	external bool
+	close    func()
+}
+
 // CheckJournal validates the journal the superblock points to, as
-// e2fsck_check_ext3_journal does before the superblock checks. It returns
-// the library error text when the check cannot go on ("" otherwise).
+// e2fsck_check_ext3_journal does before the superblock checks, and reports
+// what it finds to the Sink. It returns the library error text when the
+// check cannot go on ("" otherwise); the caller prints it as
+// "<prog>: <text> while checking journal for <dev>" and aborts. When a
+// fatal problem was reported (PR_0_CANT_FIND_JOURNAL,
+// PR_0_EXT_JOURNAL_BAD_SUPER, PR_0_JOURNAL_BAD_UUID,
+// PR_0_JOURNAL_UNSUPP_MULTIFS, or an Abort question answered yes) it
+// returns "" with the Sink aborted: e2fsck exits there without a message.
+//
+// Only the read-only behaviour exists: every fix is declined by the Sink
+// under -n, and an accepted fix is not applied to the disk (the in-memory
+// decisions that follow an accepted fix are). Not emulated:
+//   - the mount check (the caller checks an image, never a mounted device);
+//   - finding an external journal by UUID or device number (blkid): without
+//     -j, PR_0_CANT_FIND_JOURNAL is reported, where e2fsck may find a
+//     device;
+//   - with s_errno set and no recovery pending, e2fsck under -n tries to
+//     write the journal superblock back and reports the failed write
+//     ("Error writing block N (Bad file descriptor).  Ignore error? no")
+//     at a moment that depends on its I/O cache; gofsck only marks the
+//     filesystem as having errors, as e2fsck does in memory.
 func (c *Checker) CheckJournal() string {
+	sb := c.sb
+	hasJournal := sb.HasCompat(ondisk.CompatHasJournal)
+	recover := sb.HasIncompat(ondisk.IncompatRecover)
+	uuid := sb.JournalUUID()
+	if !hasJournal && !recover && sb.JournalInum() == 0 && sb.JournalDev() == 0 && uuid == [16]byte{} {
+		return ""
+	}
+	p := problem.Problem{Num: uint64(sb.JournalInum())}
+
+	j, err := c.getJournal()
+	if err != nil {
+		var bad *badInodeError
+		switch {
+		case errors.Is(err, errStop):
+			return ""
+		case errors.As(err, &bad):
+			return c.fixBadInode(p)
+		}
+		return err.Error()
+	}
+	defer j.close()
+
+	jsb, err := c.loadJournal(j)
+	if err != nil {
+		var le *libError
+		switch {
+		case errors.Is(err, errStop):
+			return ""
+		case errors.As(err, &le):
+			return le.msg
+		}
+		// A rejected superblock: loadErr says which.
+		return c.journalLoadFailed(p, err)
+	}
+	// Make the flags consistent with the journal found.
+	for !c.sb.HasCompat(ondisk.CompatHasJournal) {
+		recover := c.sb.HasIncompat(ondisk.IncompatRecover)
+		if !c.fix(withCode(p, problem.PR_0_JOURNAL_HAS_JOURNAL)) {
+			// Read-only: has_journal is not set again.
+			break
+		}
+		if c.sink.Aborted() {
+			return ""
+		}
+		if recover && !c.fix(withCode(p, problem.PR_0_JOURNAL_RECOVER_SET)) {
+			continue
+		}
+		// The journal is forgotten; a full check follows if recovery was
+		// pending or the journal lived in a reserved inode.
+		if recover || c.sb.JournalInum() < c.fs.FirstIno {
+			c.invalidSuper = true
+		}
+		return ""
+	}
+	if c.sink.Aborted() {
+		return ""
+	}
+	if !c.sb.HasIncompat(ondisk.IncompatRecover) && jsb.Start() != 0 {
+		c.fix(withCode(p, problem.PR_0_JOURNAL_RECOVERY_CLEAR))
+		run := problem.PR_0_JOURNAL_RUN
+		if c.fs.Backup {
+			run = problem.PR_0_JOURNAL_RUN_DEFAULT
+		}
+		if c.fix(withCode(p, run)) {
+			// e2fsck sets needs_recovery and forces a full check; the
+			// replay itself needs a writable run.
+			c.invalidSuper = true
+		} else if c.fix(withCode(p, problem.PR_0_JOURNAL_RESET_JOURNAL)) {
+			c.invalidSuper = true
+		}
+		if c.sink.Aborted() {
+			return ""
+		}
+	}
+	if !c.sb.HasIncompat(ondisk.IncompatRecover) && jsb.Errno() != 0 {
+		// e2fsck sets EXT2_ERROR_FS in the superblock: the filesystem is
+		// checked as one with errors.
+		c.invalidSuper = true
+	}
 	return ""
+}
+
+// withCode returns p with its code set.
+func withCode(p problem.Problem, code problem.Code) problem.Problem {
+	p.Code = code
+	return p
+}
+
+// libError reports a com_err line through the Sink if it can print one.
+func (c *Checker) libError(byDevice bool, code, what string) {
+	if l, ok := c.sink.(LibErrorer); ok {
+		l.LibError(byDevice, code, what)
+	}
+}
+
+// fixBadInode is e2fsck_journal_fix_bad_inode: the journal inode is
+// unusable (or the superblock has no JBD2 magic). It returns the error
+// text when the fix is declined.
+func (c *Checker) fixBadInode(p problem.Problem) string {
+	sb := c.sb
+	switch {
+	case sb.HasCompat(ondisk.CompatHasJournal) || sb.JournalInum() != 0:
+		p.Ino = sb.JournalInum()
+		if c.fix(withCode(p, problem.PR_0_JOURNAL_BAD_INODE)) {
+			// The journal is dropped and re-created at the end of a
+			// writable run; a full check follows.
+			c.invalidSuper = true
+			return ""
+		}
+		if c.sink.Aborted() {
+			return ""
+		}
+		return errCorruptJournalSB
+	case sb.HasIncompat(ondisk.IncompatRecover):
+		if c.fix(withCode(p, problem.PR_0_JOURNAL_RECOVER_SET)) {
+			c.invalidSuper = true
+			return ""
+		}
+		if c.sink.Aborted() {
+			return ""
+		}
+		return errUnsuppFeature
+	}
+	return ""
+}
+
+// fixCorruptSuper is e2fsck_journal_fix_corrupt_super.
+func (c *Checker) fixCorruptSuper(p problem.Problem) string {
+	if c.sb.HasCompat(ondisk.CompatHasJournal) {
+		if c.fix(withCode(p, problem.PR_0_JOURNAL_BAD_SUPER)) {
+			// A fresh journal superblock would be written and
+			// needs_recovery cleared (full check if it was set).
+			if c.sb.HasIncompat(ondisk.IncompatRecover) {
+				c.invalidSuper = true
+			}
+			return ""
+		}
+		if c.sink.Aborted() {
+			return ""
+		}
+		return errCorruptJournalSB
+	}
+	if c.fixBadInode(p) != "" {
+		return errCorruptJournalSB
+	}
+	return ""
+}
+
+// journalLoadFailed handles a journal superblock that e2fsck_journal_load
+// rejected: unsupported features or versions are asked about first
+// (answering yes aborts), then the superblock is treated as corrupt.
+func (c *Checker) journalLoadFailed(p problem.Problem, err error) string {
+	var ve *jbd2.ValidationError
+	if errors.As(err, &ve) {
+		var code problem.Code
+		switch ve.Rule {
+		case jbd2.RuleIncompat:
+			code = problem.PR_0_JOURNAL_UNSUPP_INCOMPAT
+		case jbd2.RuleRoCompat:
+			code = problem.PR_0_JOURNAL_UNSUPP_ROCOMPAT
+		case jbd2.RuleVersion:
+			code = problem.PR_0_JOURNAL_UNSUPP_VERSION
+		}
+		if code != 0 {
+			c.fix(withCode(p, code))
+			if c.sink.Aborted() {
+				return ""
+			}
+		}
+	}
+	return c.fixCorruptSuper(p)
+}
+
+// getJournal is e2fsck_get_journal: it finds the journal inode (or its
+// superblock backup) or the external journal device and returns where the
+// journal superblock is. Errors are *badInodeError, *libError or errStop.
+func (c *Checker) getJournal() (*jnl, error) {
+	sb := c.sb
+	if sb.JournalUUID() != [16]byte{} {
+		return c.getExternalJournal()
+	}
+	ino := sb.JournalInum()
+	if ino == 0 || uint64(ino) > uint64(c.fs.Groups)*uint64(c.fs.InodesPerGroup) {
+		return nil, &badInodeError{"bad journal inode number"}
+	}
+	inode, rerr := c.readJournalInode(ino)
+	backup := false
+	var why error = rerr
+	for {
+		if why == nil {
+			why = c.journalInodeUsable(ino, inode, backup)
+		}
+		if why == nil {
+			break
+		}
+		if sb.JnlBackupType() != jnlBackupBlocks || backup {
+			return nil, why
+		}
+		inode = c.backupJournalInode()
+		backup = true
+		why = nil
+	}
+	size := inode.Size()
+	j := &jnl{dev: c.fs.Dev, totalLen: uint64(uint32(size >> c.fs.BlockBits)), close: func() {}}
+	// jbd2_journal_bmap(journal, 0): a hole maps to block 0.
+	if pblk, ok := c.journalBmap(ino, inode, backup, 0); ok {
+		j.sbBlock = pblk
+	}
+	return j, nil
+}
+
+// readJournalInode is ext2fs_read_inode for the journal inode. The error is
+// a *badInodeError or *libError as e2fsck would classify it.
+func (c *Checker) readJournalInode(ino uint32) (ondisk.Inode, error) {
+	f := c.fs
+	if ino > f.InodesCount {
+		return nil, &badInodeError{"inode number beyond s_inodes_count"}
+	}
+	g := (ino - 1) / f.InodesPerGroup
+	table := f.Group(g).InodeTable()
+	switch {
+	case table == 0:
+		return nil, &libError{errMissingITable}
+	case table < f.FirstDataBlock || table+uint64(f.InodeBlocksPerGroup)-1 >= f.BlocksCount:
+		return nil, &libError{errBadITable}
+	}
+	buf := make(ondisk.Inode, f.InodeSize)
+	scratch := make([]byte, f.BlockSize)
+	if err := f.ReadInode(ino, buf, scratch); err != nil {
+		return nil, &libError{ioErrorText(err)}
+	}
+	if f.MetadataCsum && !buf.ChecksumValid(f.CsumSeed, ino) {
+		return nil, &libError{errInodeCsum}
+	}
+	return buf, nil
+}
+
+// backupJournalInode builds the inode e2fsck rebuilds from s_jnl_blocks: a
+// regular file with one link, i_block from the backup, no flags (so the
+// backup of an extent-mapped journal is read as a block map, as e2fsck
+// does).
+func (c *Checker) backupJournalInode() ondisk.Inode {
+	n := make(ondisk.Inode, ondisk.GoodOldInodeSize)
+	put := func(off int, v uint32) { binary.LittleEndian.PutUint32(n[off:], v) }
+	binary.LittleEndian.PutUint16(n[0x00:], ondisk.SIFREG|0o600) // i_mode
+	binary.LittleEndian.PutUint16(n[0x1A:], 1)                   // i_links_count
+	for i := 0; i < 15; i++ {
+		put(0x28+4*i, c.sb.JnlBlock(i)) // i_block
+	}
+	put(0x6C, c.sb.JnlBlock(15)) // i_size_high
+	put(0x04, c.sb.JnlBlock(16)) // i_size
+	return n
+}
+
+// journalInodeUsable applies e2fsck_get_journal's tests to the journal
+// inode: links, regular, not encrypted, at least 1024 blocks, and every
+// block up to i_size mapped inside the filesystem.
+func (c *Checker) journalInodeUsable(ino uint32, n ondisk.Inode, backup bool) error {
+	if n.LinksCount() == 0 || !n.IsReg() || n.Flags()&ondisk.FlagEncrypt != 0 {
+		return &badInodeError{"journal inode is not a regular file in use"}
+	}
+	size := n.Size()
+	if size>>c.fs.BlockBits < minJournalBlocks {
+		return &badInodeError{"journal too small"}
+	}
+	last := c.journalLastBlock(ino, n, backup)
+	// e2fsck compares with (int) EXT2_I_SIZE: a size of 2 GiB or more
+	// truncates to a negative number and passes.
+	if (last+1)*int64(c.fs.BlockSize) < int64(int32(uint32(size))) {
+		return &badInodeError{"journal has holes or blocks outside the filesystem"}
+	}
+	return nil
+}
+
+// journalLastBlock emulates ext2fs_block_iterate3(BLOCK_FLAG_HOLE) with
+// e2fsck's process_journal_block: the walk stops at the first block (data
+// or mapping) that is 0 or outside [s_first_data_block, blocks_count); the
+// result is the last logical block reached (-1 for none). It stops early
+// once i_size is covered, which cannot change e2fsck's verdict.
+func (c *Checker) journalLastBlock(ino uint32, n ondisk.Inode, backup bool) int64 {
+	need := int64((n.Size() + uint64(c.fs.BlockSize) - 1) >> c.fs.BlockBits)
+	w := jwalk{c: c, last: -1, need: need, lookup: -1}
+	if n.Flags()&ondisk.FlagInlineData != 0 {
+		return -1
+	}
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		w.extents(ino, n)
+	} else {
+		w.blockMap(n)
+	}
+	return w.last
+}
+
+// jwalk is the state of one journal block walk.
+type jwalk struct {
+	c    *Checker
+	last int64 // last logical block accepted
+	need int64 // blocks covering i_size
+	done bool  // aborted or enough blocks seen
+	// lookup, when >= 0, asks for the physical block of that logical
+	// block instead (bmap); found/pblk receive the answer.
+	lookup int64
+	found  bool
+	pblk   uint64
+}
+
+// visit is process_journal_block for one block; cnt < 0 for mapping blocks.
+func (w *jwalk) visit(blk uint64, cnt int64) {
+	f := w.c.fs
+	if blk == 0 || blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		w.done = true
+		return
+	}
+	if cnt >= 0 {
+		w.last = cnt
+		if w.lookup >= 0 && cnt == w.lookup {
+			w.found, w.pblk = true, blk
+			w.done = true
+			return
+		}
+		if w.lookup < 0 && cnt+1 >= w.need {
+			w.done = true
+		}
+	}
+}
+
+// blockMap walks i_block as direct, IND, DIND and TIND pointers.
+func (w *jwalk) blockMap(n ondisk.Inode) {
+	cnt := int64(0)
+	for i := 0; i < 12 && !w.done; i++ {
+		w.visit(uint64(n.Block(i)), cnt)
+		cnt++
+	}
+	buf := make([][]byte, 3)
+	for lvl := 1; lvl <= 3 && !w.done; lvl++ {
+		w.indirect(uint64(n.Block(11+lvl)), lvl, &cnt, buf)
+	}
+}
+
+// indirect walks a mapping block of the given level (1 = IND).
+func (w *jwalk) indirect(blk uint64, level int, cnt *int64, bufs [][]byte) {
+	w.visit(blk, -1)
+	if w.done {
+		return
+	}
+	f := w.c.fs
+	if bufs[level-1] == nil {
+		bufs[level-1] = make([]byte, f.BlockSize)
+	}
+	buf := bufs[level-1]
+	if err := f.ReadBlock(blk, buf); err != nil {
+		w.done = true
+		return
+	}
+	for i := 0; i < f.BlockSize/4 && !w.done; i++ {
+		child := uint64(binary.LittleEndian.Uint32(buf[4*i:]))
+		if level == 1 {
+			w.visit(child, *cnt)
+			*cnt++
+			continue
+		}
+		w.indirect(child, level-1, cnt, bufs)
+	}
+}
+
+// extents walks the extent tree in the order ext2fs_extent_get(NEXT)
+// visits it, as ext2fs_block_iterate3 does: each index entry, then its
+// subtree. A child that cannot be read, has a bad header, a bad checksum
+// (metadata_csum), no entries, or repeats an ancestor ends the walk. Holes
+// between extents are not reported by the iteration and so are allowed.
+func (w *jwalk) extents(ino uint32, n ondisk.Inode) {
+	root := ondisk.ExtentHeader(n.IBlock())
+	if verifyExtentHeader(root) != nil {
+		return
+	}
+	maxDepth := int(root.Depth())
+	if maxDepth > maxExtentLevels {
+		return
+	}
+	var blockcnt int64
+	var walk func(h ondisk.ExtentHeader, level int, path []uint64)
+	walk = func(h ondisk.ExtentHeader, level int, path []uint64) {
+		for i := 0; i < int(h.Entries()) && !w.done; i++ {
+			if level < maxDepth {
+				child := h.Idx(i).Leaf
+				w.visit(child, -1)
+				if w.done {
+					return
+				}
+				for _, a := range path {
+					if a == child {
+						w.done = true
+						return
+					}
+				}
+				buf := make([]byte, w.c.fs.BlockSize)
+				if err := w.c.fs.ReadBlock(child, buf); err != nil {
+					w.done = true
+					return
+				}
+				ch := ondisk.ExtentHeader(buf)
+				if verifyExtentHeader(ch) != nil || ch.Entries() == 0 {
+					w.done = true
+					return
+				}
+				if w.c.fs.MetadataCsum {
+					sum, stored, ok := ondisk.ExtentBlockChecksum(buf, w.c.fs.CsumSeed, ino, n.Generation())
+					if !ok || sum != stored {
+						w.done = true
+						return
+					}
+				}
+				walk(ch, level+1, append(path, child))
+				continue
+			}
+			e := h.Leaf(i)
+			lblk, elen := int64(e.Lblk), int64(e.Len)
+			if lblk+elen <= blockcnt {
+				continue
+			}
+			if lblk > blockcnt {
+				blockcnt = lblk
+			}
+			// As block_iterate3: the start is skipped over blocks
+			// already seen, but the count restarts at ee_block.
+			blk := e.Pblk + uint64(blockcnt-lblk)
+			for j := int64(0); j < elen && !w.done; j++ {
+				w.visit(blk+uint64(j), lblk+j)
+			}
+			blockcnt = lblk + elen
+		}
+	}
+	walk(root, 0, nil)
+}
+
+// verifyExtentHeader is ext2fs_extent_header_verify.
+func verifyExtentHeader(h ondisk.ExtentHeader) error {
+	if len(h) < ondisk.ExtentHeaderSize {
+		return errors.New("extent header: short")
+	}
+	if h.Magic() != ondisk.ExtentMagic || h.Entries() > h.Max() {
+		return errors.New("extent header: bad")
+	}
+	capacity := (len(h) - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
+	if int(h.Max()) > capacity || int(h.Max()) < capacity-2 {
+		return errors.New("extent header: bad eh_max")
+	}
+	return nil
+}
+
+// journalBmap maps logical journal block lblk to its physical block, as
+// jbd2_journal_bmap (ext2fs_bmap2) does for blocks the walk accepted.
+func (c *Checker) journalBmap(ino uint32, n ondisk.Inode, backup bool, lblk int64) (uint64, bool) {
+	w := jwalk{c: c, last: -1, lookup: lblk}
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		w.extents(ino, n)
+	} else {
+		w.blockMap(n)
+	}
+	return w.pblk, w.found
+}
+
+// getExternalJournal opens the -j device and checks its ext2 superblock.
+func (c *Checker) getExternalJournal() (*jnl, error) {
+	path := c.opt.ExternalJournal
+	if path == "" {
+		// e2fsck asks blkid for the UUID, then the device number; gofsck
+		// has no blkid.
+		c.fix(problem.Problem{Code: problem.PR_0_CANT_FIND_JOURNAL})
+		if c.sink.Aborted() {
+			return nil, errStop
+		}
+		return nil, &libError{errLoadExtJournal}
+	}
+	dev, err := blockdev.Open(path, true, false)
+	if err != nil {
+		return nil, &libError{ioErrorText(err)}
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			dev.Close()
+		}
+	}()
+	bs := uint64(c.fs.BlockSize)
+	start := uint64(0) // ext2fs_journal_sb_start(blocksize) - 1
+	if bs == 1024 {
+		start = 1
+	}
+	buf := make([]byte, bs)
+	if err := readFull(dev, buf, int64(start*bs)); err != nil {
+		text := ioErrorText(err)
+		c.libError(true, text, fmt.Sprintf("while reading block %d", start))
+		return nil, &libError{text}
+	}
+	raw := buf
+	if start == 0 {
+		raw = buf[1024:]
+	}
+	if len(raw) < ondisk.SuperblockSize {
+		return nil, &libError{errShortRead}
+	}
+	jsuper := ondisk.Superblock(raw[:ondisk.SuperblockSize])
+	if jsuper.Magic() != ondisk.Magic || !jsuper.HasIncompat(ondisk.IncompatJournalDev) {
+		c.fix(problem.Problem{Code: problem.PR_0_EXT_JOURNAL_BAD_SUPER})
+		return nil, c.stopOr(errLoadExtJournal)
+	}
+	if jsuper.UUID() != c.sb.JournalUUID() {
+		c.fix(problem.Problem{Code: problem.PR_0_JOURNAL_BAD_UUID})
+		return nil, c.stopOr(errLoadExtJournal)
+	}
+	if jsuper.HasRoCompat(ondisk.RoCompatMetadataCsum) && jsuper.ComputeChecksum() != jsuper.Checksum() {
+		c.fix(problem.Problem{Code: problem.PR_0_EXT_JOURNAL_SUPER_CSUM_INVALID})
+		if c.sink.Aborted() {
+			return nil, errStop
+		}
+	}
+	maxlen := jsuper.BlocksCount()
+	if maxlen >= 1<<32 {
+		maxlen = 1<<32 - 1
+	}
+	ok = true
+	return &jnl{dev: dev, sbBlock: start + 1, totalLen: maxlen, external: true, close: func() { dev.Close() }}, nil
+}
+
+// stopOr returns errStop when the sink aborted (a fatal problem), else the
+// library error text.
+func (c *Checker) stopOr(msg string) error {
+	if c.sink.Aborted() {
+		return errStop
+	}
+	return &libError{msg}
+}
+
+// loadJournal is e2fsck_journal_load. It returns the journal superblock
+// (also one without JBD2 magic when fix_bad_inode let the check go on), a
+// *libError or errStop, or the *jbd2.ValidationError of a rejected
+// superblock.
+func (c *Checker) loadJournal(j *jnl) (*jbd2.Superblock, error) {
+	bs := uint64(c.fs.BlockSize)
+	buf := make([]byte, bs)
+	if j.sbBlock > (1<<62)/bs {
+		return nil, &libError{errShortRead}
+	}
+	if err := readFull(j.dev, buf, int64(j.sbBlock*bs)); err != nil {
+		text := ioErrorText(err)
+		c.libError(true, text, "reading journal superblock")
+		return nil, &libError{text}
+	}
+	var jsb jbd2.Superblock
+	copy(jsb[:], buf)
+	if jsb.Header().Magic() != jbd2.Magic {
+		// "If we don't even have JBD2_MAGIC, we probably have a wrong
+		// inode": e2fsck_journal_load returns fix_bad_inode's verdict.
+		msg := c.fixBadInode(problem.Problem{})
+		switch {
+		case c.sink.Aborted():
+			return nil, errStop
+		case msg == errUnsuppFeature:
+			// EXT2_ET_UNSUPP_FEATURE: asked as an unknown incompat
+			// feature, then treated as a corrupt superblock.
+			return nil, &jbd2.ValidationError{Rule: jbd2.RuleIncompat, Field: "h_magic"}
+		case msg != "":
+			return nil, &jbd2.ValidationError{Rule: jbd2.RuleMagic, Field: "h_magic"}
+		}
+		// Accepted, or nothing to fix: e2fsck goes on with the flag
+		// checks on this block as it is.
+		return &jsb, nil
+	}
+	internal := c.sb.JournalUUID() == [16]byte{}
+	if jsb.StrayV2Fields(internal) {
+		if c.fix(problem.Problem{Code: problem.PR_0_CLEAR_V2_JOURNAL}) {
+			clear(jsb[0x24:])
+		}
+	}
+	if jsb.Version() == 2 && jsb.NrUsers() > 1 {
+		c.fix(problem.Problem{Code: problem.PR_0_JOURNAL_UNSUPP_MULTIFS})
+		return nil, c.stopOr("Unsupported journal version")
+	}
+	err := jsb.Validate(uint32(bs), j.totalLen)
+	var ve *jbd2.ValidationError
+	if errors.As(err, &ve) && ve.Rule == jbd2.RuleFastCommit && jsb.FCBlocks() > jsb.MaxLen() {
+		// e2fsck computes s_maxlen - fc_blocks in unsigned arithmetic: a
+		// fast-commit area larger than the journal wraps and passes.
+		err = nil
+	}
+	if err != nil {
+		if errors.As(err, &ve) {
+			switch ve.Rule {
+			case jbd2.RuleBlockSize:
+				c.libError(false, errCorruptJournalSB, "no valid journal superblock found")
+			case jbd2.RuleMaxLen:
+				c.libError(false, errCorruptJournalSB, "journal too short")
+			case jbd2.RuleFastCommit:
+				c.libError(false, errCorruptJournalSB, "incorrect fast commit blocks")
+			}
+		}
+		return nil, err
+	}
+	return &jsb, nil
+}
+
+// readFull reads len(p) bytes at off.
+func readFull(r io.ReaderAt, p []byte, off int64) error {
+	n, err := r.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// ioErrorText turns an I/O error into the text libext2fs would print:
+// strerror for system errors, the short-read message for short reads.
+func ioErrorText(err error) string {
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, fs.ErrShortRead):
+		return errShortRead
+	case errors.As(err, &errno):
+		s := errno.Error()
+		if s != "" && s[0] >= 'a' && s[0] <= 'z' {
+			s = string(s[0]-'a'+'A') + s[1:]
+		}
+		return s
+	}
+	return err.Error()
 }
