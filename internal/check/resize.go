@@ -1,6 +1,118 @@
 package check
 
+import (
+	"encoding/binary"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// dindSlot is the index of the double-indirect pointer in i_block.
+const dindSlot = 13
+
 // CheckResizeInode validates the resize inode against the reserved GDT
-// blocks (spec 2.8). It runs after the skip decision, before pass 1. Not
-// implemented yet.
-func (c *Checker) CheckResizeInode() {}
+// blocks (spec 2.8, e2fsck's check_resize_inode). It runs after the skip
+// decision, before pass 1. Declined answers do not leave the filesystem
+// invalid: e2fsck marks it valid again right after this check ("valid
+// 'til proven otherwise"), so the sink is marked valid on return when it
+// can be.
+func (c *Checker) CheckResizeInode() {
+	defer func() {
+		if v, ok := c.sink.(interface{ MarkValid() }); ok {
+			v.MarkValid()
+		}
+	}()
+	f := c.fs
+	sb := c.sb
+	resize := sb.HasCompat(ondisk.CompatResizeInode)
+	if resize && sb.HasIncompat(ondisk.IncompatMetaBG) {
+		c.fix(problem.Problem{Code: problem.PR_0_DISABLE_RESIZE_INODE})
+	}
+	if !resize && sb.ReservedGdtBlocks() != 0 {
+		c.fix(problem.Problem{Code: problem.PR_0_NONZERO_RESERVED_GDT_BLOCKS, Num: uint64(sb.ReservedGdtBlocks())})
+	}
+
+	// An unreadable inode (bad table location, bad checksum) ends the
+	// check silently, as ext2fs_read_inode failing does.
+	buf := make([]byte, f.InodeSize)
+	scratch := make([]byte, f.BlockSize)
+	if f.ReadInode(ondisk.ResizeIno, buf, scratch) != nil {
+		return
+	}
+	n := ondisk.Inode(buf)
+	if f.MetadataCsum && !n.ChecksumValid(f.CsumSeed, ondisk.ResizeIno) {
+		return
+	}
+	p := problem.Problem{Ino: ondisk.ResizeIno}
+	if !resize {
+		for i := 0; i < ondisk.IBlockSize/4; i++ {
+			if n.Block(i) != 0 {
+				q := p
+				q.Code = problem.PR_0_CLEAR_RESIZE_INODE
+				c.fix(q)
+				break
+			}
+		}
+		return
+	}
+	if !c.resizeInodeValid(n, scratch) {
+		q := p
+		q.Code = problem.PR_0_RESIZE_INODE_INVALID
+		c.fix(q)
+	}
+}
+
+// resizeInodeValid checks that the resize inode maps exactly the reserved
+// GDT blocks of every backup group through its double-indirect block. Like
+// e2fsck it looks only at the first s_reserved_gdt_blocks/4 reserved
+// blocks.
+func (c *Checker) resizeInodeValid(n ondisk.Inode, scratch []byte) bool {
+	f := c.fs
+	sb := c.sb
+	dind := uint64(n.Block(dindSlot))
+	for i := 0; i < ondisk.IBlockSize/4; i++ {
+		if i != dindSlot && n.Block(i) != 0 {
+			return false
+		}
+	}
+	if dind == 0 || n.LinksCount() == 0 || n.Mode()&ondisk.SIFREG == 0 ||
+		dind < f.FirstDataBlock || dind >= f.BlocksCount {
+		return false
+	}
+	dindBuf := make([]byte, f.BlockSize)
+	if f.ReadBlock(dind, dindBuf) != nil {
+		return false
+	}
+	ind := scratch[:f.BlockSize]
+	perBlock := uint32(f.BlockSize / 4)
+	gdtOff := f.DescBlocks
+	// The expected numbers are blk_t (32 bits) in e2fsck.
+	pblk := uint32(f.FirstDataBlock) + 1 + f.DescBlocks
+	if f.BlockSize == 1024 && f.FirstDataBlock == 0 {
+		pblk++ // 1 KiB blocks with bigalloc
+	}
+	for i := 0; i < int(sb.ReservedGdtBlocks())/4; i, gdtOff, pblk = i+1, gdtOff+1, pblk+1 {
+		gdtOff %= perBlock
+		if binary.LittleEndian.Uint32(dindBuf[4*gdtOff:]) != pblk {
+			return false
+		}
+		if f.ReadBlock(uint64(pblk), ind) != nil {
+			return false
+		}
+		indOff := uint32(0)
+		for g := uint32(1); g < f.Groups; g++ {
+			if !f.GroupHasSuper(g) {
+				continue
+			}
+			if indOff >= perBlock {
+				return false
+			}
+			expect := pblk + g*f.BlocksPerGroup
+			if binary.LittleEndian.Uint32(ind[4*indOff:]) != expect {
+				return false
+			}
+			indOff++
+		}
+	}
+	return true
+}
