@@ -1,12 +1,398 @@
 package check
 
-import "gofsck/internal/ondisk"
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+	"gofsck/internal/quota"
+)
+
+// Quota accounting follows e2fsprogs 1.47.0 (lib/support/mkquota.c and
+// e2fsck/unix.c): with the quota feature, a usage table is kept for every
+// quota type whose superblock inode is set when the check starts; check_blocks
+// charges each counted inode's space (bytes) and inode count to its uid,
+// gid and project id; at the end each table is compared with its quota file.
+
+// diagnoser is implemented by Sinks that print the lines e2fsprogs'
+// libraries write to stderr outside the problem table ("[QUOTA WARNING]
+// ...", "[ERROR] ..."). line ends with a newline. A Sink without it drops
+// them.
+type diagnoser interface {
+	Diagnostic(line string)
+}
+
+// diag prints one library diagnostic through the Sink, if it can.
+func (c *Checker) diag(format string, args ...any) {
+	if d, ok := c.sink.(diagnoser); ok {
+		d.Diagnostic(fmt.Sprintf(format, args...))
+	}
+}
+
+// logErr prints e2fsprogs' log_err line: "[ERROR] file:line:func: msg". The
+// file names are those of the Debian/Ubuntu build of 1.47.0, whose e2fsck
+// is the reference.
+func (c *Checker) logErr(file string, line int, fn, format string, args ...any) {
+	c.diag("[ERROR] ../../../../lib/support/%s:%d:%s: %s\n", file, line, fn, fmt.Sprintf(format, args...))
+}
+
+// quotaUsage is one id's usage (e2fsprogs' struct dquot, usage part), in
+// qsize_t arithmetic.
+type quotaUsage struct {
+	space, inodes int64
+	seen          bool // DQF_SEEN: found in the quota file
+}
+
+// quotaState is e2fsck's quota context: one table per tracked type.
+type quotaState struct {
+	mu    sync.Mutex                             // mu protects dicts.
+	dicts [quota.NumTypes]map[uint32]*quotaUsage // nil: type not tracked
+}
+
+// quotaStates holds the quota context of each run, keyed by the run's
+// in-use inode map: pass 1 allocates it afresh for every run (and restart)
+// and the worker shards, shallow copies of the Checker, share it.
+// TODO: make this a Checker field (set up where pass 1 allocates its maps)
+// once check.go can take one; until then quota accounting stays
+// self-contained in this file.
+var quotaStates sync.Map // *bitmap.Bitmap -> *quotaState
+
+// quotaInum returns the superblock's quota inode of type t.
+func (c *Checker) quotaInum(t quota.Type) uint32 {
+	switch t {
+	case quota.User:
+		return c.sb.UsrQuotaInum()
+	case quota.Group:
+		return c.sb.GrpQuotaInum()
+	case quota.Project:
+		return c.sb.PrjQuotaInum()
+	}
+	return 0
+}
+
+// quotaCtx returns the quota context, created on first use like
+// quota_init_context(fs, 0): nil without the quota feature, and a table
+// for each type whose superblock inode is non-zero. gofsck never changes
+// the superblock, so creating it lazily sees what e2fsck sees before pass 1.
+func (c *Checker) quotaCtx() *quotaState {
+	if !c.sb.HasRoCompat(ondisk.RoCompatQuota) {
+		return nil
+	}
+	if c.inodeUsed == nil {
+		return nil
+	}
+	if v, ok := quotaStates.Load(c.inodeUsed); ok {
+		return v.(*quotaState)
+	}
+	st := &quotaState{}
+	for t := range quota.NumTypes {
+		if c.quotaInum(t) != 0 {
+			st.dicts[t] = make(map[uint32]*quotaUsage)
+		}
+	}
+	v, _ := quotaStates.LoadOrStore(c.inodeUsed, st)
+	return v.(*quotaState)
+}
+
+// offIProjid is i_projid, valid when i_extra_isize covers it.
+const offIProjid = 0x9C
+
+// quotaID is e2fsprogs' get_qid.
+func quotaID(n ondisk.Inode, t quota.Type) uint32 {
+	switch t {
+	case quota.User:
+		return n.UID()
+	case quota.Group:
+		return n.GID()
+	case quota.Project:
+		if len(n) >= offIProjid+4 && ondisk.GoodOldInodeSize+int(n.ExtraIsize()) >= offIProjid+4 {
+			return binary.LittleEndian.Uint32(n[offIProjid:])
+		}
+	}
+	return 0
+}
 
 // chargeQuota records an inode's usage for the quota comparison at the end
 // of the run (e2fsck's quota_data_add and quota_data_inodes): space in
-// bytes and the number of inodes. Not implemented yet.
-func (c *Checker) chargeQuota(ino uint32, n ondisk.Inode, space uint64, inodes uint64) {}
+// bytes and the number of inodes. Both are added in two's complement, so a
+// caller may subtract (quota_data_sub) by passing the negated amounts.
+func (c *Checker) chargeQuota(ino uint32, n ondisk.Inode, space uint64, inodes uint64) {
+	st := c.quotaCtx()
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for t, dict := range st.dicts {
+		if dict == nil {
+			continue
+		}
+		// project_quota_valid: only with inodes larger than 128 bytes.
+		if quota.Type(t) == quota.Project && c.fs.InodeSize <= ondisk.GoodOldInodeSize {
+			continue
+		}
+		id := quotaID(n, quota.Type(t))
+		u := dict[id]
+		if u == nil {
+			u = &quotaUsage{}
+			dict[id] = u
+		}
+		u.space += int64(space)
+		u.inodes += int64(inodes)
+	}
+}
 
-// checkQuotas compares the usage gathered in pass 1 with each quota file
-// (PR_6_UPDATE_QUOTAS). Not implemented yet.
-func (c *Checker) checkQuotas() {}
+// checkQuotas compares the usage gathered during the run with each quota
+// file and offers to rewrite the ones that differ or cannot be read
+// (PR_6_UPDATE_QUOTAS, pctx.num = quota type), as e2fsck's main does after
+// the passes when the bitmaps are valid.
+func (c *Checker) checkQuotas() {
+	st := c.quotaCtx()
+	if c.inodeUsed != nil {
+		defer quotaStates.Delete(c.inodeUsed)
+	}
+	if st == nil || c.invalidBitmaps {
+		return
+	}
+	for t := range quota.NumTypes {
+		ino := c.quotaInum(t)
+		if ino == 0 || st.dicts[t] == nil {
+			continue
+		}
+		inconsistent, err := c.compareQuota(t, ino, st.dicts[t])
+		if inconsistent || err != nil {
+			c.fix(problem.Problem{Code: problem.PR_6_UPDATE_QUOTAS, Num: uint64(t)})
+		}
+	}
+}
+
+// compareQuota is quota_compare_and_update without the update: it scans
+// the quota file, prints a warning for every id whose usage differs and
+// every charged id the file lacks, and reports whether any did. err is set
+// when the file could not be opened.
+func (c *Checker) compareQuota(t quota.Type, ino uint32, dict map[uint32]*quotaUsage) (inconsistent bool, err error) {
+	f, err := c.openQuotaFile(ino)
+	if err != nil {
+		c.logErr("quotaio.c", 213, "quota_file_open", "ext2fs_file_open failed: %s", err)
+		return false, err
+	}
+	h, err := quota.Open(f, t)
+	if err != nil {
+		c.reportQuotaOpen(ino, f, err)
+		return false, err
+	}
+	err = h.Scan(func(d quota.Dquot) {
+		u := dict[d.ID]
+		if u == nil {
+			u = &quotaUsage{}
+			dict[d.ID] = u
+		}
+		u.seen = true
+		if u.space != d.CurSpace || u.inodes != d.CurInodes {
+			inconsistent = true
+			c.diag("[QUOTA WARNING] Usage inconsistent for ID %d:actual (%d, %d) != expected (%d, %d)\n",
+				d.ID, u.space, u.inodes, d.CurSpace, d.CurInodes)
+		}
+	})
+	if err != nil {
+		var fe *quota.FormatError
+		if errors.As(err, &fe) {
+			c.logErr("quotaio_tree.c", 546, "check_reference", "Illegal reference (%d >= %d) in %s quota file", fe.Val, fe.Limit, t)
+		}
+		return true, nil
+	}
+	ids := make([]uint32, 0, len(dict))
+	for id := range dict {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if !dict[id].seen {
+			c.diag("[QUOTA WARNING] Missing quota entry ID %d\n", int32(id))
+			inconsistent = true
+		}
+	}
+	return inconsistent, nil
+}
+
+// reportQuotaOpen prints the log_err lines e2fsprogs' quota_file_open
+// prints when v2_check_file or v2_init_io refuses the file.
+func (c *Checker) reportQuotaOpen(ino uint32, f *quotaFile, err error) {
+	var fe *quota.FormatError
+	switch {
+	case errors.Is(err, quota.ErrWrongEndian):
+		c.logErr("quotaio_v2.c", 226, "v2_check_file", "Your quota file is stored in wrong endianness")
+		c.logErr("quotaio.c", 250, "quota_file_open", "qh_ops->check_file failed")
+	case errors.As(err, &fe) && fe.Struct == "header":
+		c.logErr("quotaio.c", 250, "quota_file_open", "qh_ops->check_file failed")
+	case errors.As(err, &fe) && fe.Struct == "info":
+		var info quota.InfoBlock
+		if n, _ := f.ReadAt(info[:], int64(len(quota.Header{}))); n == len(info) {
+			switch fe.Field {
+			case "file size", "dqi_blocks":
+				c.logErr("quotaio_v2.c", 273, "v2_init_io", "Quota inode %d corrupted: file size %d; dqi_blocks %d", ino, f.Size(), info.Blocks())
+			case "dqi_free_blk":
+				c.logErr("quotaio_v2.c", 280, "v2_init_io", "Quota inode %d corrupted: free_blk %d; dqi_blocks %d", ino, info.FreeBlk(), info.Blocks())
+			case "dqi_free_entry":
+				c.logErr("quotaio_v2.c", 286, "v2_init_io", "Quota inode %d corrupted: free_entry %d; dqi_blocks %d", ino, info.FreeEntry(), info.Blocks())
+			}
+		}
+		c.logErr("quotaio.c", 256, "quota_file_open", "qh_ops->init_io failed")
+	}
+}
+
+// errBadInodeNum is EXT2_ET_BAD_INODE_NUM's message.
+var errBadInodeNum = errors.New("Illegal inode number")
+
+// openQuotaFile reads the quota inode as ext2fs_file_open does.
+func (c *Checker) openQuotaFile(ino uint32) (*quotaFile, error) {
+	if ino == 0 || ino > c.fs.InodesCount {
+		return nil, errBadInodeNum
+	}
+	n := make(ondisk.Inode, c.fs.InodeSize)
+	if err := c.fs.ReadInode(ino, n, make([]byte, c.fs.BlockSize)); err != nil {
+		return nil, errors.New("Attempt to read block from filesystem resulted in short read")
+	}
+	return &quotaFile{c: c, n: n, buf: make([]byte, c.fs.BlockSize)}, nil
+}
+
+// quotaFile reads a quota inode's contents like ext2fs_file_read: up to
+// i_size, holes and uninitialised extents as zeros.
+type quotaFile struct {
+	c   *Checker
+	n   ondisk.Inode
+	buf []byte // one filesystem block
+}
+
+var _ quota.File = (*quotaFile)(nil)
+
+// Size is EXT2_I_SIZE.
+func (f *quotaFile) Size() uint64 { return f.n.Size() }
+
+// ReadAt implements io.ReaderAt over the file's blocks.
+func (f *quotaFile) ReadAt(p []byte, off int64) (int, error) {
+	size := f.Size()
+	if off < 0 {
+		return 0, errors.New("negative offset")
+	}
+	done := 0
+	fs := f.c.fs
+	for done < len(p) {
+		pos := uint64(off) + uint64(done)
+		if pos >= size {
+			return done, io.EOF
+		}
+		lblk := pos >> fs.BlockBits
+		start := int(pos & uint64(fs.BlockSize-1))
+		k := min(len(p)-done, fs.BlockSize-start)
+		if left := size - pos; uint64(k) > left {
+			k = int(left)
+		}
+		if f.n.Flags()&ondisk.FlagInlineData != 0 {
+			// Only the i_block part of inline data is read.
+			clear(f.buf)
+			if lblk == 0 {
+				copy(f.buf, f.n.IBlock())
+			}
+		} else {
+			pblk, err := f.c.bmap(f.n, lblk, f.buf)
+			if err != nil {
+				return 0, err
+			}
+			if pblk == 0 {
+				clear(f.buf)
+			} else if err := fs.ReadBlock(pblk, f.buf); err != nil {
+				return 0, err
+			}
+		}
+		copy(p[done:done+k], f.buf[start:start+k])
+		done += k
+	}
+	return done, nil
+}
+
+// errBmap is a block map that cannot be followed.
+var errBmap = errors.New("check: corrupt block map")
+
+// bmap maps logical block lblk of inode n to a physical block like
+// ext2fs_bmap2 without allocation: 0 for a hole or an uninitialised
+// extent. buf is a block-sized scratch buffer.
+func (c *Checker) bmap(n ondisk.Inode, lblk uint64, buf []byte) (uint64, error) {
+	f := c.fs
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		if lblk >= 1<<32 {
+			return 0, nil
+		}
+		node := ondisk.ExtentHeader(n.IBlock())
+		if node.Verify() != nil {
+			return 0, errBmap
+		}
+		depth := int(node.Depth())
+		for level := depth; ; level-- {
+			if int(node.Depth()) != level {
+				return 0, errBmap
+			}
+			if level == 0 {
+				for i := 0; i < int(node.Entries()); i++ {
+					e := node.Leaf(i)
+					if uint64(e.Lblk) <= lblk && lblk < uint64(e.Lblk)+uint64(e.Len) {
+						if e.Uninit {
+							return 0, nil
+						}
+						return e.Pblk + (lblk - uint64(e.Lblk)), nil
+					}
+				}
+				return 0, nil
+			}
+			next := -1
+			for i := 0; i < int(node.Entries()); i++ {
+				if uint64(node.Idx(i).Lblk) <= lblk {
+					next = i
+				}
+			}
+			if next < 0 {
+				return 0, nil
+			}
+			if err := f.ReadBlock(node.Idx(next).Leaf, buf); err != nil {
+				return 0, err
+			}
+			node = ondisk.ExtentHeader(buf)
+			if node.Verify() != nil {
+				return 0, errBmap
+			}
+		}
+	}
+	if lblk < 12 {
+		return uint64(n.Block(int(lblk))), nil
+	}
+	per := uint64(f.BlockSize / 4)
+	lblk -= 12
+	span := uint64(1)
+	for level := 1; level <= 3; level++ {
+		span *= per
+		if lblk >= span {
+			lblk -= span
+			continue
+		}
+		blk := uint64(n.Block(11 + level))
+		for l := level; l >= 1; l-- {
+			if blk == 0 {
+				return 0, nil
+			}
+			if err := f.ReadBlock(blk, buf); err != nil {
+				return 0, err
+			}
+			sub := span / per
+			span = sub
+			blk = uint64(binary.LittleEndian.Uint32(buf[4*(lblk/sub):]))
+			lblk %= sub
+		}
+		return blk, nil
+	}
+	return 0, nil
+}
