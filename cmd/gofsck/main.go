@@ -55,6 +55,7 @@ type options struct {
 	extended  []string
 	journal   string
 	name      string
+	ext       extendedOptions
 }
 
 const optSpec = "panyrcdfktvDFVb:B:l:L:C:j:E:z:I:P:N:"
@@ -145,6 +146,11 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	if i := strings.IndexByte(o.device, '?'); i >= 0 {
 		o.device = o.device[:i]
 	}
+	x, code, ok := parseExtended(o.extended, stderr)
+	if !ok {
+		return o, code, false
+	}
+	o.ext = x
 	if o.modeCount > 1 {
 		fmt.Fprintf(stderr, "%s: Only one of the options -p/-a, -n or -y may be specified.\n", o.prog)
 		return o, problem.ExitError, false
@@ -373,7 +379,7 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		return problem.ExitError
 	}
 	ropt := problem.Options{Mode: o.mode, Err: stderr, Device: name}
-	copt := check.Options{ReadOnly: true, Now: time.Now(), ExternalJournal: o.journal}
+	copt := check.Options{ReadOnly: true, Now: time.Now(), ExternalJournal: o.journal, Workers: o.ext.threads}
 	// The reporter names inodes through the checker, which reports to the
 	// reporter: build the checker first with a placeholder sink.
 	chk := check.New(f, problem.NewReporter(io.Discard, ropt), copt)

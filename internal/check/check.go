@@ -79,8 +79,8 @@ type dirInfo struct {
 // eaBlockRef tracks one EA block: references still expected from inodes
 // (h_refcount minus those seen), and references beyond h_refcount.
 type eaBlockRef struct {
-	remaining int64
-	extra     int64
+	remaining uint32 // 32-bit like e2fsck's stored h_refcount-1
+	extra     uint32
 	orig      uint32
 	quota     uint64 // blocks charged to each referring inode
 }
@@ -135,8 +135,17 @@ type Checker struct {
 	abort bool
 	// rehash holds directories queued for rebuilding in pass 3A.
 	rehash map[uint32]bool
-	// encPolicy maps encrypted inodes to their encryption policy.
+	// encPolicy maps encrypted inodes to their encryption policy
+	// (written under shared.mu in pass 1, read-only afterwards).
 	encPolicy map[uint32]string
+	// shared is the state workers update under a mutex.
+	shared *sharedState
+	// rec is the recording sink of a worker shard (nil on the main Checker).
+	rec *recSink
+	// internalErr is a panic caught in a worker.
+	internalErr any
+	// eaSeen is the replay-side record of EA blocks already validated.
+	eaSeen map[uint64]*eaBlockRef
 	// deferred holds block-mapped inodes waiting for their batch (pass 1).
 	deferred []deferredInode
 	// eaInodeRefs counts xattr references to each EA-value inode.
@@ -231,4 +240,27 @@ func (c *Checker) findDir(ino uint32) *dirInfo {
 		}
 	}
 	return nil
+}
+
+// add folds a worker's counts into s.
+func (s *Stats) add(o *Stats) {
+	s.FragmentedFiles += o.FragmentedFiles
+	s.FragmentedDirs += o.FragmentedDirs
+	s.Dirs += o.Dirs
+	s.Regular += o.Regular
+	s.Chr += o.Chr
+	s.Blk += o.Blk
+	s.Fifo += o.Fifo
+	s.Sock += o.Sock
+	s.Symlinks += o.Symlinks
+	s.FastSymlinks += o.FastSymlinks
+	s.Links += o.Links
+	s.LargeFiles += o.LargeFiles
+	s.Ind += o.Ind
+	s.Dind += o.Dind
+	s.Tind += o.Tind
+	s.BadBlocks += o.BadBlocks
+	for i := range s.ExtentDepth {
+		s.ExtentDepth[i] += o.ExtentDepth[i]
+	}
 }

@@ -147,13 +147,12 @@ func eaHashMatches(e ondisk.XattrEntry, value []byte) bool {
 // problem code with its number.
 func (c *Checker) checkEAInodeRef(ino uint32, e ondisk.XattrEntry) (uint64, problem.Code, uint64) {
 	f := c.fs
-	if c.eaInodeRefs == nil {
-		c.eaInodeRefs = map[uint32]uint64{}
-	}
 	if e.ValueInum < f.FirstIno || e.ValueInum > f.InodesCount {
 		return 0, problem.PR_1_ATTR_VALUE_EA_INODE, uint64(e.ValueInum)
 	}
-	c.eaInodeRefs[e.ValueInum]++
+	c.shared.mu.Lock()
+	c.shared.eaInodeRefs[e.ValueInum]++
+	c.shared.mu.Unlock()
 	buf := make([]byte, f.InodeSize)
 	scratch := make([]byte, f.BlockSize)
 	if err := f.ReadInode(e.ValueInum, buf, scratch); err != nil {
@@ -297,10 +296,9 @@ func (c *Checker) checkEncryption(ino uint32, n ondisk.Inode) bool {
 	if !ok {
 		return !c.fix(problem.Problem{Code: problem.PR_1_CORRUPT_ENCRYPTION_XATTR, Ino: ino, Inode: c.inodeInfo(n)})
 	}
-	if c.encPolicy == nil {
-		c.encPolicy = map[uint32]string{}
-	}
-	c.encPolicy[ino] = policy
+	c.shared.mu.Lock()
+	c.shared.encPolicy[ino] = policy
+	c.shared.mu.Unlock()
 	return true
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"sort"
+	"sync"
 
 	"gofsck/internal/bitmap"
 	"gofsck/internal/ondisk"
@@ -39,7 +40,8 @@ func (c *Checker) newScratch() *inodeScratch {
 	return s
 }
 
-// pass1 scans every in-use inode of every group.
+// pass1 scans every in-use inode of every group. Each group is a work
+// unit for the engine; see engine.go.
 func (c *Checker) pass1(ctx context.Context) error {
 	f := c.fs
 	n := uint64(f.InodesCount) + 1
@@ -52,83 +54,147 @@ func (c *Checker) pass1(ctx context.Context) error {
 	c.blockMeta = bitmap.New(clusters)
 	c.blockDup = bitmap.New(clusters)
 	c.linkInfo = make([]uint16, n)
-	c.eaRefs = make(map[uint64]*eaBlockRef)
+	c.shared = &sharedState{
+		eaCache:     map[uint64]*eaEntry{},
+		eaInodeRefs: map[uint32]uint64{},
+		encPolicy:   map[uint32]string{},
+	}
+	c.eaInodeRefs = c.shared.eaInodeRefs
+	c.encPolicy = c.shared.encPolicy
+	c.eaSeen = map[uint64]*eaBlockRef{}
 	c.skipUninit = f.GdtCsum
 
 	c.markGroupMetadata()
-
-	s := c.newScratch()
-	c.readBadBlocksList(s)
-	ipg := f.InodesPerGroup
-	chunk := make([]byte, 64*f.BlockSize)
-	for g := uint32(0); g < f.Groups; g++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		c.processDeferred(s)
-		if c.sink.Aborted() {
-			return nil
-		}
-		gd := f.Group(g)
-		limit := ipg
-		if c.skipUninit {
-			if gd.Flags()&ondisk.BgInodeUninit != 0 {
-				continue
-			}
-			if u := gd.ItableUnused(); u <= ipg {
-				limit = ipg - u
-			}
-		}
-		table := gd.InodeTable()
-		if table == 0 || table < f.FirstDataBlock || table+uint64(f.InodeBlocksPerGroup) > f.BlocksCount {
-			continue
-		}
-		bytesNeeded := uint64(limit) * uint64(f.InodeSize)
-		blocksNeeded := (bytesNeeded + uint64(f.BlockSize) - 1) >> f.BlockBits
-		for b := uint64(0); b < blocksNeeded; {
-			nb := min(blocksNeeded-b, uint64(len(chunk)/f.BlockSize))
-			buf := chunk[:nb<<f.BlockBits]
-			readErr := f.ReadBlock(table+b, buf)
-			if readErr != nil {
-				clear(buf)
-			}
-			ipb := uint64(f.BlockSize / f.InodeSize)
-			for bi := uint64(0); bi < nb; bi++ {
-				blockBuf := buf[bi<<f.BlockBits : (bi+1)<<f.BlockBits]
-				first := uint32((b+bi)*ipb) + 1
-				if c.badBlocks[table+b+bi] {
-					// Inodes in a bad inode-table block are in use but
-					// never read; pass 2 offers to clear entries to them.
-					for k := uint64(0); k < ipb && first+uint32(k) <= limit; k++ {
-						ino := g*ipg + first + uint32(k)
-						if c.inodeBB == nil {
-							c.inodeBB = bitmap.New(uint64(f.InodesCount) + 1)
-						}
-						c.inodeBB.Set(uint64(ino))
-						c.inodeUsed.Set(uint64(ino))
-					}
-					continue
-				}
-				garbage := c.insaneBlock(blockBuf, g*ipg+first, ipb, limit-first+1)
-				for k := uint64(0); k < ipb; k++ {
-					idx := uint32((b+bi)*ipb+k) + 1
-					if idx > limit {
-						break
-					}
-					ino := g*ipg + idx
-					raw := ondisk.Inode(blockBuf[k*uint64(f.InodeSize) : (k+1)*uint64(f.InodeSize)])
-					c.checkInode(s, ino, raw, garbage)
-					if c.sink.Aborted() {
-						return nil
-					}
-				}
-			}
-			b += nb
-		}
+	c.readBadBlocksList(c.newScratch())
+	if len(c.badBlocks) > 0 {
+		c.inodeBB = bitmap.New(n)
 	}
-	c.processDeferred(s)
+	err := c.runUnits(ctx, int(f.Groups),
+		func(i int, w *Checker) { w.scanGroup(uint32(i)) },
+		c.mergePass1Unit)
+	if err != nil {
+		return err
+	}
+	if c.sink.Aborted() || c.abort {
+		return nil
+	}
 	c.endPass1()
 	return nil
+}
+
+// scratchPool holds per-unit buffers so a check allocates them once per
+// worker rather than once per group.
+var scratchPool sync.Pool
+
+// pass1Scratch is a unit's buffers: the inode-table chunk and the block
+// buffers of the inode checks.
+type pass1Scratch struct {
+	s     *inodeScratch
+	chunk []byte
+}
+
+// scanGroup checks the used inodes of group g (a work unit).
+func (c *Checker) scanGroup(g uint32) {
+	f := c.fs
+	ps, _ := scratchPool.Get().(*pass1Scratch)
+	if ps == nil || len(ps.s.blk) != f.BlockSize {
+		ps = &pass1Scratch{s: c.newScratch(), chunk: make([]byte, 64*f.BlockSize)}
+	}
+	defer scratchPool.Put(ps)
+	s := ps.s
+	ipg := f.InodesPerGroup
+	gd := f.Group(g)
+	limit := ipg
+	if c.skipUninit {
+		if gd.Flags()&ondisk.BgInodeUninit != 0 {
+			return
+		}
+		if u := gd.ItableUnused(); u <= ipg {
+			limit = ipg - u
+		}
+	}
+	table := gd.InodeTable()
+	if table == 0 || table < f.FirstDataBlock || table+uint64(f.InodeBlocksPerGroup) > f.BlocksCount {
+		return
+	}
+	bytesNeeded := uint64(limit) * uint64(f.InodeSize)
+	blocksNeeded := (bytesNeeded + uint64(f.BlockSize) - 1) >> f.BlockBits
+	ipb := uint64(f.BlockSize / f.InodeSize)
+	for b := uint64(0); b < blocksNeeded; {
+		nb := min(blocksNeeded-b, uint64(len(ps.chunk)/f.BlockSize))
+		buf := ps.chunk[:nb<<f.BlockBits]
+		if f.ReadBlock(table+b, buf) != nil {
+			clear(buf)
+		}
+		for bi := uint64(0); bi < nb; bi++ {
+			blockBuf := buf[bi<<f.BlockBits : (bi+1)<<f.BlockBits]
+			first := uint32((b+bi)*ipb) + 1
+			if c.badBlocks[table+b+bi] {
+				// Inodes in a bad inode-table block are in use but never
+				// read; pass 2 offers to clear entries to them.
+				for k := uint64(0); k < ipb && first+uint32(k) <= limit; k++ {
+					ino := g*ipg + first + uint32(k)
+					c.inodeBB.Set(uint64(ino))
+					c.inodeUsed.Set(uint64(ino))
+				}
+				continue
+			}
+			garbage := c.insaneBlock(blockBuf, g*ipg+first, ipb, limit-first+1)
+			for k := uint64(0); k < ipb; k++ {
+				idx := uint32((b+bi)*ipb+k) + 1
+				if idx > limit {
+					break
+				}
+				ino := g*ipg + idx
+				raw := ondisk.Inode(blockBuf[k*uint64(f.InodeSize) : (k+1)*uint64(f.InodeSize)])
+				c.checkInode(s, ino, raw, garbage)
+				if c.sink.Aborted() {
+					return
+				}
+			}
+		}
+		b += nb
+	}
+	c.processDeferred(s)
+}
+
+// mergePass1Unit replays a finished unit into the real sink and folds its
+// accumulators into the Checker. It returns true when the check must stop.
+func (c *Checker) mergePass1Unit(i int, w *Checker) bool {
+	c.replay(w.rec)
+	c.dirs = append(c.dirs, w.dirs...)
+	c.dblist = append(c.dblist, w.dblist...)
+	c.dxDirs = append(c.dxDirs, w.dxDirs...)
+	c.stats.add(&w.stats)
+	c.dupCount += w.dupCount
+	c.abort = c.abort || w.abort
+	return c.sink.Aborted() || c.abort
+}
+
+// replay sends a unit's recorded events to the real sink in order.
+func (c *Checker) replay(r *recSink) {
+	if r == nil || r.direct != nil {
+		return
+	}
+	for k := range r.events {
+		ev := &r.events[k]
+		switch ev.kind {
+		case evFix:
+			c.sink.Fix(ev.p)
+		case evHeader:
+			c.sink.Header(ev.p.Code)
+		case evEndLatch:
+			c.sink.EndLatch(ev.latch)
+		case evEARef:
+			c.replayEARef(ev.ino, ev.blk, ev.p.Inode)
+		case evAbort:
+			c.abort = true
+			return
+		}
+		if c.sink.Aborted() {
+			return
+		}
+	}
 }
 
 // insaneBlock implements e2fsck's garbage detection for one inode-table

@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/binary"
 	"sort"
+	"sync"
 
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -11,10 +12,20 @@ import (
 // xattrSizeMax is the largest EA value the format allows.
 const xattrSizeMax = 1 << 24
 
-// checkExtAttr validates the inode's EA block the first time it is seen and
-// counts later references (e2fsck's check_ext_attr). It returns the blocks
-// charged to the inode for it (the block's cluster plus the EA inodes its
-// entries refer to), 0 when none.
+// eaEntry is the validation of one EA block, done once by whichever worker
+// meets it first; its problems are printed (at replay, in e2fsck's order)
+// for the first inode referring to it.
+type eaEntry struct {
+	once     sync.Once
+	problems []problem.Problem // recorded with the validating inode; patched at replay
+	quota    uint64            // blocks charged to each referring inode
+	stored   bool              // no fix cleared the reference: later references count
+	refcount uint32            // h_refcount
+}
+
+// checkExtAttr handles the inode's EA block (e2fsck's check_ext_attr). It
+// returns the blocks charged to the inode for it (the block's cluster plus
+// the EA inodes its entries refer to), 0 when none.
 func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) uint64 {
 	f := c.fs
 	sb := c.sb
@@ -26,14 +37,75 @@ func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) uint
 		c.inodeBad.Set(uint64(ino))
 		return 0
 	}
-	if r, seen := c.eaRefs[blk]; seen {
+	c.shared.mu.Lock()
+	e := c.shared.eaCache[blk]
+	if e == nil {
+		e = &eaEntry{}
+		c.shared.eaCache[blk] = e
+	}
+	c.shared.mu.Unlock()
+	e.once.Do(func() { c.validateEABlock(e, s, ino, n, blk) })
+	info := c.inodeInfo(n)
+	if c.rec != nil && c.rec.direct == nil {
+		c.rec.record(event{kind: evEARef, ino: ino, blk: blk, p: problem.Problem{Inode: info}})
+	} else {
+		c.replayEARef(ino, blk, info)
+	}
+	if e.stored {
+		return e.quota
+	}
+	return 0
+}
+
+// replayEARef applies one reference to an EA block in e2fsck's order: the
+// first reference prints the block's problems, later ones count.
+func (c *Checker) replayEARef(ino uint32, blk uint64, info *problem.InodeInfo) {
+	if r := c.eaSeen[blk]; r != nil {
 		if r.remaining > 0 {
 			r.remaining--
 		} else {
 			r.extra++
 		}
-		return r.quota
+		return
 	}
+	c.shared.mu.Lock()
+	e := c.shared.eaCache[blk]
+	c.shared.mu.Unlock()
+	for _, p := range e.problems {
+		p.Ino, p.Inode = ino, info
+		c.sink.Fix(p)
+	}
+	if e.stored {
+		// h_refcount - 1 in 32 bits, as e2fsck stores it.
+		c.eaSeen[blk] = &eaBlockRef{remaining: e.refcount - 1, orig: e.refcount, quota: e.quota}
+	}
+}
+
+// validateEABlock checks an EA block the first time any inode refers to it
+// and records the problems (with their answers) in e.
+func (c *Checker) validateEABlock(e *eaEntry, s *inodeScratch, ino uint32, n ondisk.Inode, blk uint64) {
+	v := c
+	var capture *recSink
+	if a := c.answerer(); a != nil {
+		capture = &recSink{answer: a}
+		v = c.shard(capture)
+	}
+	quota, stored, refcount := v.validateEA(s, ino, n, blk)
+	e.quota, e.stored, e.refcount = quota, stored, refcount
+	if capture != nil {
+		for _, ev := range capture.events {
+			if ev.kind == evFix {
+				e.problems = append(e.problems, ev.p)
+			}
+		}
+	}
+}
+
+// validateEA is e2fsck's validation of an EA block. It returns the blocks
+// charged per referring inode, whether the block is kept (no fix cleared
+// the reference) and its h_refcount.
+func (c *Checker) validateEA(s *inodeScratch, ino uint32, n ondisk.Inode, blk uint64) (uint64, bool, uint32) {
+	f := c.fs
 	quota := uint64(1) << f.ClusterBits
 	p := problem.Problem{Ino: ino, Blk: blk, Inode: c.inodeInfo(n)}
 	ask := func(code problem.Code) bool {
@@ -51,18 +123,18 @@ func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) uint
 	}
 	if readErr != nil {
 		if ask(problem.PR_1_READ_EA_BLOCK) {
-			return 0
+			return 0, false, 0
 		}
 		clear(buf)
 	}
 	if x.Magic() != ondisk.XattrMagic {
 		if ask(problem.PR_1_BAD_EA_BLOCK) {
-			return 0
+			return 0, false, 0
 		}
 	}
 	if x.Blocks() != 1 {
 		if ask(problem.PR_1_EA_MULTI_BLOCK) {
-			return 0
+			return 0, false, 0
 		}
 	}
 	used := regions{max: f.BlockSize}
@@ -72,33 +144,33 @@ func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) uint
 		nameLen := int(buf[off])
 		if off+ondisk.XattrEntrySize > len(buf) || !used.add(off, ondisk.XattrEntryLen(nameLen)) {
 			if ask(problem.PR_1_EA_ALLOC_COLLISION) {
-				return 0
+				return 0, false, 0
 			}
 			break
 		}
 		e, _, ok := ondisk.DecodeXattrEntry(buf, off)
 		if !ok {
 			if ask(problem.PR_1_EA_ALLOC_COLLISION) {
-				return 0
+				return 0, false, 0
 			}
 			break
 		}
 		if e.NameIndex == 0 {
 			if ask(problem.PR_1_EA_BAD_NAME) {
-				return 0
+				return 0, false, 0
 			}
 			break
 		}
 		if e.ValueInum == 0 {
 			if e.ValueSize > xattrSizeMax || e.ValueOffs+int(e.ValueSize) > f.BlockSize {
 				if ask(problem.PR_1_EA_BAD_VALUE) {
-					return 0
+					return 0, false, 0
 				}
 				break
 			}
 			if e.ValueSize != 0 && !used.add(e.ValueOffs, (int(e.ValueSize)+3)&^3) {
 				if ask(problem.PR_1_EA_ALLOC_COLLISION) {
-					return 0
+					return 0, false, 0
 				}
 			}
 			value := buf[e.ValueOffs : e.ValueOffs+int(e.ValueSize)]
@@ -106,7 +178,7 @@ func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) uint
 				q := p
 				q.Code, q.Num = problem.PR_1_ATTR_HASH, uint64(e.Hash)
 				if c.fix(q) {
-					return 0
+					return 0, false, 0
 				}
 			}
 		} else {
@@ -115,7 +187,7 @@ func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) uint
 				q := p
 				q.Code, q.Num = code, num
 				if c.fix(q) {
-					return 0
+					return 0, false, 0
 				}
 			}
 			quota += q0
@@ -124,35 +196,34 @@ func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) uint
 	}
 	if !used.add(off, 4) {
 		if ask(problem.PR_1_EA_ALLOC_COLLISION) {
-			return 0
+			return 0, false, 0
 		}
 	}
 	if failedCsum {
 		ask(problem.PR_1_EA_BLOCK_ONLY_CSUM_INVALID)
 	}
-	c.eaRefs[blk] = &eaBlockRef{remaining: int64(x.Refcount()) - 1, orig: x.Refcount(), quota: quota}
 	c.markBlockUsed(blk)
-	return quota
+	return quota, true, x.Refcount()
 }
 
 // checkEARefcounts reports EA blocks whose h_refcount disagrees with the
 // number of inodes referring to them (end of pass 1).
 func (c *Checker) checkEARefcounts() {
-	blks := make([]uint64, 0, len(c.eaRefs))
-	for b := range c.eaRefs {
+	blks := make([]uint64, 0, len(c.eaSeen))
+	for b := range c.eaSeen {
 		blks = append(blks, b)
 	}
 	sort.Slice(blks, func(i, j int) bool { return blks[i] < blks[j] })
 	for _, b := range blks {
-		r := c.eaRefs[b]
+		r := c.eaSeen[b]
 		if r.extra != 0 {
-			c.fix(problem.Problem{Code: problem.PR_1_EXTATTR_REFCOUNT, Blk: b, BlkCount: int64(r.orig), Num: uint64(int64(r.orig) + r.extra)})
+			c.fix(problem.Problem{Code: problem.PR_1_EXTATTR_REFCOUNT, Blk: b, BlkCount: int64(r.orig), Num: uint64(r.orig) + uint64(r.extra)})
 		}
 	}
 	for _, b := range blks {
-		r := c.eaRefs[b]
+		r := c.eaSeen[b]
 		if r.remaining != 0 {
-			c.fix(problem.Problem{Code: problem.PR_1_EXTATTR_REFCOUNT, Blk: b, BlkCount: int64(r.orig), Num: uint64(int64(r.orig) - r.remaining)})
+			c.fix(problem.Problem{Code: problem.PR_1_EXTATTR_REFCOUNT, Blk: b, BlkCount: int64(r.orig), Num: uint64(int64(r.orig) - int64(int32(r.remaining)))})
 		}
 	}
 }

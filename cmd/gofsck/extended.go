@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// extendedOptions are the parsed -E options.
+type extendedOptions struct {
+	threads int // threads=N: workers for the parallel passes (0: one per CPU)
+}
+
+// extendedHelp is printed for an unknown -E option, as e2fsck does, with
+// gofsck's own options added.
+const extendedHelp = `
+Extended options are separated by commas, and may take an argument which
+is set off by an equals ('=') sign.  Valid extended options are:
+
+	ea_ver=<ea_version (1 or 2)>
+	fragcheck
+	journal_only
+	discard
+	nodiscard
+	optimize_extents
+	no_optimize_extents
+	inode_count_fullmap
+	no_inode_count_fullmap
+	readahead_kb=<buffer size>
+	bmap2extent
+	unshare_blocks
+	fixes_only
+	check_encoding
+	threads=<number of workers (gofsck)>
+
+`
+
+// parseExtended parses -E's comma list. e2fsck's own keys are accepted (most
+// have no effect on a read-only check); unknown ones print the list and
+// exit 1 like e2fsck.
+func parseExtended(list []string, stderr io.Writer) (extendedOptions, int, bool) {
+	var x extendedOptions
+	for _, opt := range list {
+		if opt == "" {
+			continue
+		}
+		key, val, hasVal := strings.Cut(opt, "=")
+		switch key {
+		case "threads":
+			n, err := strconv.Atoi(val)
+			if !hasVal || err != nil || n < 1 || n > 1024 {
+				fmt.Fprintf(stderr, "Invalid threads parameter: %s\n", val)
+				return x, 1, false
+			}
+			x.threads = n
+		case "ea_ver", "readahead_kb":
+			if !hasVal {
+				fmt.Fprintf(stderr, "Invalid %s parameter\n", key)
+				return x, 1, false
+			}
+		case "fragcheck", "journal_only", "discard", "nodiscard", "optimize_extents",
+			"no_optimize_extents", "inode_count_fullmap", "no_inode_count_fullmap",
+			"bmap2extent", "unshare_blocks", "fixes_only", "check_encoding":
+		default:
+			fmt.Fprintf(stderr, "Unknown extended option: %s\n", opt)
+			fmt.Fprint(stderr, extendedHelp)
+			return x, 1, false
+		}
+	}
+	return x, 0, true
+}

@@ -1,0 +1,265 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"gofsck/internal/problem"
+)
+
+// The parallel engine.
+//
+// Passes 1 and 2 cut their work into units (a group's used inodes; a batch
+// of directory blocks) that workers check concurrently. A worker runs the
+// same pass code as a serial check, on a shard of the Checker: a shallow
+// copy that shares the maps whose updates commute (atomic bitmaps,
+// per-inode slots) and has its own sink and accumulators. The sink records
+// every problem with the answer the real sink will give (Answerer), so the
+// worker can go on without waiting; the main goroutine then replays each
+// unit's events into the real sink in unit order. Output, answers and exit
+// code are therefore the same with 1 worker and with N.
+//
+// The few decisions that depend on what came earlier in e2fsck's order
+// (the first inode to reference an EA block prints its problems, the first
+// entry naming a directory is its parent, a directory's blocks after its
+// first duplicate name) are recorded as events too and decided during the
+// replay, which is serial and in order.
+//
+// Lock order: sharedState.mu is a leaf lock; no lock is held across I/O
+// except inside eaEntry.once (its validation reads one block).
+
+// Answerer predicts the answer a sink will give to a problem without
+// asking (non-interactive modes). problem.Reporter implements it.
+type Answerer interface {
+	Answer(p problem.Problem) bool
+}
+
+// eventKind says what an event replays.
+type eventKind uint8
+
+const (
+	evFix eventKind = iota
+	evHeader
+	evEndLatch
+	evEARef   // an inode references EA block blk (pass 1)
+	evRef     // a directory entry references inode ino (pass 2)
+	evSubdir  // an entry names subdirectory ino; p is the LINK_DIR problem
+	evDotDot  // directory p.Ino's '..' names ino
+	evDupName // first duplicate name of a block; p is REPORT_DUP_DIRENT
+	evDxRefs  // an htree node's index entries (dx refs in dx)
+	evAbort   // e2fsck stops here
+)
+
+// event is one recorded sink call or order-dependent decision.
+type event struct {
+	kind  eventKind
+	latch problem.Latch
+	ino   uint32
+	blk   uint64
+	p     problem.Problem
+	dx    *dxNodeRefs
+}
+
+// recSink records a worker's problems. With direct set it forwards every
+// call at once instead (serial mode, interactive answers).
+type recSink struct {
+	events []event
+	answer Answerer
+	direct Sink
+	fatal  bool
+	onEA   func(ino uint32, blk uint64, info *problem.InodeInfo) // direct mode
+}
+
+func (r *recSink) Fix(p problem.Problem) bool {
+	if r.direct != nil {
+		return r.direct.Fix(p)
+	}
+	r.events = append(r.events, event{kind: evFix, p: p})
+	if d, ok := problem.Lookup(p.Code); ok && d.Flags&problem.FlagFatal != 0 {
+		r.fatal = true
+	}
+	return r.answer.Answer(p)
+}
+
+func (r *recSink) Header(c problem.Code) {
+	if r.direct != nil {
+		r.direct.Header(c)
+		return
+	}
+	r.events = append(r.events, event{kind: evHeader, p: problem.Problem{Code: c}})
+}
+
+func (r *recSink) Aborted() bool {
+	if r.direct != nil {
+		return r.direct.Aborted()
+	}
+	return r.fatal
+}
+
+func (r *recSink) EndLatch(l problem.Latch) (bool, bool) {
+	if r.direct != nil {
+		return r.direct.EndLatch(l)
+	}
+	r.events = append(r.events, event{kind: evEndLatch, latch: l})
+	return false, false
+}
+
+// record appends an order-dependent event.
+func (r *recSink) record(e event) { r.events = append(r.events, e) }
+
+// sharedState is what workers share under a mutex.
+type sharedState struct {
+	mu sync.Mutex
+	// mu protects eaCache, eaInodeRefs and encPolicy.
+	eaCache     map[uint64]*eaEntry
+	eaInodeRefs map[uint32]uint64
+	encPolicy   map[uint32]string
+}
+
+// workers returns the number of workers to use.
+func (c *Checker) workers() int {
+	if c.opt.Workers > 0 {
+		return c.opt.Workers
+	}
+	return runtime.NumCPU()
+}
+
+// answerer returns the sink's predictor, or nil when answers cannot be
+// known in advance (then the passes run serially with direct forwarding).
+func (c *Checker) answerer() Answerer {
+	a, _ := c.sink.(Answerer)
+	return a
+}
+
+// shard returns a worker's view of the Checker: shared maps, own sink and
+// accumulators.
+func (c *Checker) shard(rec *recSink) *Checker {
+	w := *c
+	w.sink = rec
+	w.rec = rec
+	w.dirs, w.dblist, w.dxDirs, w.deferred = nil, nil, nil, nil
+	w.stats = Stats{}
+	w.dupCount = 0
+	w.abort = false
+	return &w
+}
+
+// runUnits runs n units on the worker pool and replays their results in
+// order. work fills a unit's shard; replay consumes it on the calling
+// goroutine. At most lookahead units are finished ahead of the replay
+// cursor, which bounds memory. A true return from replay stops the run.
+func (c *Checker) runUnits(ctx context.Context, n int, work func(i int, w *Checker), replay func(i int, w *Checker) bool) error {
+	a := c.answerer()
+	nw := c.workers()
+	if a == nil || nw <= 1 || n <= 1 {
+		// Serial: the same code, forwarding straight to the sink.
+		for i := 0; i < n; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rec := &recSink{direct: c.sink}
+			w := c.shard(rec)
+			work(i, w)
+			if replay(i, w) {
+				return nil
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lookahead := 4 * nw
+	slots := make(chan struct{}, lookahead)
+	done := make([]chan *Checker, n)
+	for i := range done {
+		done[i] = make(chan *Checker, 1)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var internal any
+	for k := 0; k < nw; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				rec := &recSink{answer: a}
+				w := c.shard(rec)
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							// A bug must not take the whole check down:
+							// report it as an internal error of this unit.
+							rec.events = append(rec.events, event{kind: evAbort})
+							w.internalErr = r
+						}
+					}()
+					work(i, w)
+				}()
+				done[i] <- w
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(next)
+		for i := 0; i < n; i++ {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var err error
+	for i := 0; i < n; i++ {
+		var w *Checker
+		select {
+		case w = <-done[i]:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if err != nil {
+			break
+		}
+		stop := replay(i, w)
+		<-slots
+		if w.internalErr != nil {
+			internal = w.internalErr
+			break
+		}
+		if stop {
+			break
+		}
+	}
+	// Workers finish their current unit and exit; no goroutine outlives
+	// the pass.
+	cancel()
+	wg.Wait()
+	if internal != nil && err == nil {
+		err = &InternalError{Val: internal}
+	}
+	return err
+}
+
+// InternalError is a bug caught at a worker boundary: the check stops with
+// an operational error instead of crashing.
+type InternalError struct{ Val any }
+
+func (e *InternalError) Error() string { return fmt.Sprintf("internal error: %v", e.Val) }
+
+// dxNodeRefs are the index entries of one htree root or interior node,
+// applied to the directory's per-block records during replay.
+type dxNodeRefs struct {
+	dir     uint32
+	node    uint32   // logical block of the node
+	blocks  []uint32 // child logical blocks, in entry order
+	hashes  []uint32 // entry hashes (the first is 0)
+}
