@@ -461,24 +461,32 @@ func abortRun(o *options, rep *problem.Reporter, end problem.RunEnd, name string
 }
 
 // skipReason returns why a full check is needed (e2fsck's check_if_skip),
-// or "" when the filesystem may be skipped as clean.
+// or "" when the filesystem may be skipped as clean. The comparison with
+// the backup superblock is not made: e2fsck makes it only when it can
+// write. orphan_present does not force a check in e2fsck 1.47.0 (the
+// orphan file is validated only by a full check).
 func skipReason(f *fs.FS, invalid bool) string {
 	sb := f.SB
 	now := time.Now().Unix()
+	// A clock before 2010 is not trusted: e2fsck then ignores the check
+	// interval (as with broken_system_clock).
+	sane := now >= 1262322000
+	lastcheck := int64(sb.LastCheck())
+	if lastcheck > now {
+		lastcheck -= 86400 // accept_time_fudge
+	}
+	interval := int64(sb.CheckInterval())
 	switch {
 	case sb.State()&ondisk.StateError != 0 || invalid:
 		return " contains a file system with errors"
 	case sb.State()&ondisk.StateValid == 0:
 		return " was not cleanly unmounted"
-	case sb.MaxMntCount() > 0 && int(sb.MntCount()) >= int(sb.MaxMntCount()):
+	case sb.MaxMntCount() > 0 && uint32(sb.MntCount()) >= uint32(sb.MaxMntCount()):
 		return fmt.Sprintf(" has been mounted %d times without being checked", sb.MntCount())
-	case sb.CheckInterval() != 0 && int64(sb.LastCheck()) > now+86400:
+	case sane && interval != 0 && now < lastcheck:
 		return " has filesystem last checked time in the future"
-	case sb.CheckInterval() != 0 && now-int64(sb.LastCheck()) >= int64(sb.CheckInterval()):
-		return fmt.Sprintf(" has gone %d days without being checked", (now-int64(sb.LastCheck()))/(3600*24))
-	}
-	if sb.HasRoCompat(ondisk.RoCompatOrphanPresent) {
-		return " has orphan file" // e2fsck runs a full check silently; keep it explicit
+	case sane && interval != 0 && now-lastcheck >= interval:
+		return fmt.Sprintf(" has gone %d days without being checked", uint32((now-int64(sb.LastCheck()))/(3600*24)))
 	}
 	return ""
 }
@@ -486,14 +494,15 @@ func skipReason(f *fs.FS, invalid bool) string {
 // nextCheckHint is the clean line's hint about the next forced check.
 func nextCheckHint(f *fs.FS) string {
 	sb := f.SB
-	next := 100000
+	next := int64(100000)
 	if sb.MaxMntCount() > 0 {
-		next = int(sb.MaxMntCount()) - int(sb.MntCount())
+		next = int64(sb.MaxMntCount()) - int64(sb.MntCount())
 		if next <= 0 {
 			next = 1
 		}
 	}
-	if sb.CheckInterval() != 0 && time.Now().Unix()-int64(sb.LastCheck()) >= int64(sb.CheckInterval()) {
+	now := time.Now().Unix()
+	if now >= 1262322000 && sb.CheckInterval() != 0 && now-int64(sb.LastCheck()) >= int64(sb.CheckInterval()) {
 		next = 1
 	}
 	switch {
