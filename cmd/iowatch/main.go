@@ -229,12 +229,16 @@ func record(o options, stdout, stderr io.Writer) (*iotrace.Trace, error) {
 func Figure(traces []*iotrace.Trace, title string, side bool, bin time.Duration) *plot.Figure {
 	var dur time.Duration
 	var maxOff int64
+	minOff := int64(math.MaxInt64)
 	for _, t := range traces {
 		dur = max(dur, t.Duration())
 		for _, e := range t.Events {
 			maxOff = max(maxOff, e.Off+int64(e.Len))
+			minOff = min(minOff, e.Off)
 		}
-		maxOff = max(maxOff, t.DeviceSize)
+	}
+	if minOff > maxOff {
+		minOff = 0
 	}
 	if bin <= 0 {
 		bin = niceDuration(dur / 120)
@@ -250,9 +254,14 @@ func Figure(traces []*iotrace.Trace, title string, side bool, bin time.Duration)
 	}
 	secs := dur.Seconds() / tunit
 	tx := plot.Axis{Label: "time (" + tname + ")", Min: 0, Max: max(secs, 1e-3) * 1.02}
-	offAxis := plot.Axis{Label: "disk offset (" + unitName + ")", Min: 0, Max: float64(maxOff) / unit * 1.02}
-	if maxOff == 0 {
-		offAxis.Max = 1
+	// The offset axis spans the offsets touched (as seekwatcher's does),
+	// not the whole device, so clustered I/O stays readable.
+	offAxis := plot.Axis{Label: "disk offset (" + unitName + ")"}
+	span := float64(maxOff-minOff) / unit
+	offAxis.Min = max(0, float64(minOff)/unit-span*0.03)
+	offAxis.Max = float64(maxOff)/unit + span*0.03
+	if offAxis.Max <= offAxis.Min {
+		offAxis.Max = offAxis.Min + 1
 	}
 	type series struct{ off, tput, seeks plot.Series }
 	var ss []series

@@ -66,12 +66,12 @@ var Palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#
 const (
 	marginL   = 78
 	marginR   = 18
-	marginT   = 30
+	marginT   = 50
 	marginB   = 46
 	titleH    = 34
 	fontAxis  = 12
 	fontTitle = 14
-	dotR      = 1.6
+	dotR      = 2
 )
 
 // Stats reports what WriteSVG drew, per panel and series, for tests and
@@ -124,7 +124,7 @@ func (p *Panel) render(w *bufio.Writer, idx, x0, y0, pw, ph int) []int {
 	fmt.Fprintf(w, `<g class="panel" id="panel%d">`+"\n", idx)
 	if p.Title != "" {
 		fmt.Fprintf(w, `<text x="%s" y="%d" font-size="%d" font-weight="bold" text-anchor="middle">%s</text>`+"\n",
-			num(left+width/2), y0+marginT-10, fontTitle, esc(p.Title))
+			num(left+width/2), y0+18, fontTitle, esc(p.Title))
 	}
 	// Grid and ticks.
 	fmt.Fprintf(w, `<g class="grid" stroke="#e4e4e4" stroke-width="1">`+"\n")
@@ -215,38 +215,41 @@ func (p *Panel) render(w *bufio.Writer, idx, x0, y0, pw, ph int) []int {
 	return drawn
 }
 
-// legend draws the series names in the top-right corner of the frame.
+// legend draws the series names in one row between the panel title and
+// the frame, right-aligned, so it never hides data.
 func (p *Panel) legend(w *bufio.Writer, left, top, width float64) {
-	var names []int
-	longest := 0
+	type item struct {
+		i int
+		w float64
+	}
+	var items []item
+	total := 0.0
 	for i, s := range p.Series {
 		if s.Name != "" {
-			names = append(names, i)
-			longest = max(longest, len([]rune(s.Name)))
+			iw := float64(len([]rune(s.Name)))*6.4 + 30
+			items = append(items, item{i, iw})
+			total += iw
 		}
 	}
-	if len(names) == 0 {
+	if len(items) == 0 {
 		return
 	}
-	lw := float64(longest)*6.6 + 34
-	lh := float64(len(names))*16 + 8
-	lx, ly := left+width-lw-6, top+6
+	x := max(left, left+width-total)
+	y := top - 9
 	fmt.Fprintf(w, `<g class="legend" font-size="%d">`+"\n", fontAxis-1)
-	fmt.Fprintf(w, `<rect x="%s" y="%s" width="%s" height="%s" fill="white" fill-opacity="0.85" stroke="#999"/>`+"\n",
-		num(lx), num(ly), num(lw), num(lh))
-	for k, i := range names {
-		s := p.Series[i]
+	for _, it := range items {
+		s := p.Series[it.i]
 		color := s.Color
 		if color == "" {
-			color = Palette[i%len(Palette)]
+			color = Palette[it.i%len(Palette)]
 		}
-		y := ly + 14 + float64(k)*16
 		if s.Kind == Scatter {
-			fmt.Fprintf(w, `<circle cx="%s" cy="%s" r="4" fill="%s"/>`, num(lx+14), num(y-4), color)
+			fmt.Fprintf(w, `<circle cx="%s" cy="%s" r="4" fill="%s"/>`, num(x+8), num(y-4), color)
 		} else {
-			fmt.Fprintf(w, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2.5"/>`, num(lx+6), num(y-4), num(lx+22), num(y-4), color)
+			fmt.Fprintf(w, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="2.5"/>`, num(x), num(y-4), num(x+16), num(y-4), color)
 		}
-		fmt.Fprintf(w, `<text x="%s" y="%s">%s</text>`+"\n", num(lx+28), num(y), esc(s.Name))
+		fmt.Fprintf(w, `<text x="%s" y="%s">%s</text>`+"\n", num(x+22), num(y), esc(s.Name))
+		x += it.w
 	}
 	fmt.Fprintln(w, "</g>")
 }
