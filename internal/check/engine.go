@@ -137,7 +137,9 @@ func (c *Checker) answerer() Answerer {
 // accumulators.
 func (c *Checker) shard(rec *recSink) *Checker {
 	w := *c
-	w.sink = rec
+	if rec != nil {
+		w.sink = rec
+	}
 	w.rec = rec
 	w.dirs, w.dblist, w.dxDirs, w.deferred = nil, nil, nil, nil
 	w.stats = Stats{}
@@ -170,6 +172,9 @@ func (c *Checker) runUnits(ctx context.Context, n int, work func(i int, w *Check
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Workers copy a frozen template, never c itself, which the replay
+	// keeps updating.
+	tmpl := c.shard(nil)
 	lookahead := 4 * nw
 	slots := make(chan struct{}, lookahead)
 	done := make([]chan *Checker, n)
@@ -185,7 +190,7 @@ func (c *Checker) runUnits(ctx context.Context, n int, work func(i int, w *Check
 			defer wg.Done()
 			for i := range next {
 				rec := &recSink{answer: a}
-				w := c.shard(rec)
+				w := tmpl.shard(rec)
 				func() {
 					defer func() {
 						if r := recover(); r != nil {
