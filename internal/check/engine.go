@@ -263,8 +263,8 @@ func (e *InternalError) Error() string { return fmt.Sprintf("internal error: %v"
 // dxNodeRefs are the index entries of one htree root or interior node,
 // applied to the directory's per-block records during replay.
 type dxNodeRefs struct {
-	dir     uint32
-	node    uint32   // logical block of the node
-	blocks  []uint32 // child logical blocks, in entry order
-	hashes  []uint32 // entry hashes (the first is 0)
+	dir    uint32
+	node   uint32   // logical block of the node
+	blocks []uint32 // child logical blocks, in entry order
+	hashes []uint32 // entry hashes (the first is 0)
 }
