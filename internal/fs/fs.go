@@ -261,7 +261,8 @@ func (f *FS) geometry() error {
 		f.DescSize = ondisk.GroupDescSize32
 	}
 	f.DescPerBlock = uint32(f.BlockSize / f.DescSize)
-	f.DescBlocks = (f.Groups + f.DescPerBlock - 1) / f.DescPerBlock
+	// In 64 bits: 2^32-1 groups plus DescPerBlock-1 wraps in uint32.
+	f.DescBlocks = uint32((uint64(f.Groups) + uint64(f.DescPerBlock) - 1) / uint64(f.DescPerBlock))
 	if sb.HasIncompat(ondisk.IncompatMetaBG) && sb.FirstMetaBG() > f.DescBlocks && !f.relaxed {
 		return bad("first_meta_bg", uint64(sb.FirstMetaBG()))
 	}
@@ -301,6 +302,11 @@ func (f *FS) descBlockLoc(i uint32) uint64 {
 }
 
 func (f *FS) loadGDT() error {
+	// Every descriptor block is a distinct block of the device: a table
+	// larger than the device cannot be read, so do not allocate it.
+	if uint64(f.DescBlocks)*uint64(f.BlockSize) > uint64(max(f.Dev.Size(), 0)) {
+		return fmt.Errorf("reading group descriptors: %w", ErrShortRead)
+	}
 	f.gdt = make([]byte, int(f.DescBlocks)*f.BlockSize)
 	for i := uint32(0); i < f.DescBlocks; i++ {
 		blk := f.descBlockLoc(i)
