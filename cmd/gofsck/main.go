@@ -37,7 +37,10 @@ func main() {
 	if len(os.Args) == 2 && os.Args[1] == "--sample" {
 		os.Exit(runSample(filepath.Base(os.Args[0]), os.Stdout, os.Stderr))
 	}
-	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+	stop := startProfile()
+	code := run(os.Args, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // options is the parsed command line.

@@ -35,7 +35,8 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 	const eaInodes = 0
 	f := c.fs
 	sb := c.sb
-	w := &blockWalk{
+	w := &s.walk // reused: checking an inode allocates nothing
+	*w = blockWalk{
 		ino: ino, n: n, isDir: n.IsDir(), isReg: n.IsReg(),
 		lastBlock: -1, lastInitLblock: -1, lastDBBlock: -1,
 		maxBlocks: 1 << (31 - sb.LogBlockSize()),

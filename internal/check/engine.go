@@ -69,6 +69,10 @@ type recSink struct {
 	answer Answerer
 	direct Sink
 	fatal  bool
+	// latched has bit l set when a member of latch l was recorded since
+	// its last EndLatch: ending an unused latch is a no-op and is not
+	// recorded (pass 1 ends two latches per inode).
+	latched uint32
 	onEA   func(ino uint32, blk uint64, info *problem.InodeInfo) // direct mode
 }
 
@@ -77,8 +81,13 @@ func (r *recSink) Fix(p problem.Problem) bool {
 		return r.direct.Fix(p)
 	}
 	r.events = append(r.events, event{kind: evFix, p: p})
-	if d, ok := problem.Lookup(p.Code); ok && d.Flags&problem.FlagFatal != 0 {
-		r.fatal = true
+	if d, ok := problem.Lookup(p.Code); ok {
+		if d.Flags&problem.FlagFatal != 0 {
+			r.fatal = true
+		}
+		if d.Latch != problem.LatchNone {
+			r.latched |= 1 << d.Latch
+		}
 	}
 	return r.answer.Answer(p)
 }
@@ -102,6 +111,10 @@ func (r *recSink) EndLatch(l problem.Latch) (bool, bool) {
 	if r.direct != nil {
 		return r.direct.EndLatch(l)
 	}
+	if r.latched&(1<<l) == 0 {
+		return false, false
+	}
+	r.latched &^= 1 << l
 	r.events = append(r.events, event{kind: evEndLatch, latch: l})
 	return false, false
 }

@@ -41,9 +41,10 @@ func (c *Checker) extentBlocks(s *inodeScratch, w *blockWalk) {
 	if maxD := maxExtentDepth(f.BlockSize); depth > maxD {
 		c.fix(problem.Problem{Code: problem.PR_1_EXTENT_BAD_MAX_DEPTH, Ino: w.ino, Blk: uint64(depth), Blk2: uint64(maxD), Inode: c.inodeInfo(n)})
 	}
-	x := &extentScan{w: w, s: s, maxDepth: depth}
+	x := &s.xscan
+	*x = extentScan{w: w, s: s, maxDepth: depth}
 	x.eof = (n.Size()+uint64(f.BlockSize)-1)>>f.BlockBits - 1
-	x.p = problem.Problem{Ino: w.ino, Inode: c.inodeInfo(n)}
+	x.p = problem.Problem{Ino: w.ino} // Inode is filled in only when reporting
 	c.scanExtentNode(x, root, 0, 0, 0, (n.Size()+uint64(f.BlockSize)-1)>>f.BlockBits, true, false)
 	if x.err != "" {
 		p := problem.Problem{Code: problem.PR_1_EXTENT_ITERATE_FAILURE, Ino: w.ino, Str: x.op, Blk: x.errBlk, Blk2: x.errLblk, Err: x.err, Inode: c.inodeInfo(n)}
@@ -134,12 +135,12 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 		if tryRepairs && w.isDir && code == 0 && uninit {
 			q := *p
 			q.Code = problem.PR_1_UNINIT_DBLOCK
-			c.fix(q)
+			c.fixInode(q, w.n)
 		}
 		if tryRepairs && code != 0 {
 			q := *p
 			q.Code = code
-			c.fix(q)
+			c.fixInode(q, w.n)
 			// Declined (or fixed): the extent is skipped either way.
 			continue
 		}
@@ -166,7 +167,7 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 				q := *p
 				q.Code = problem.PR_1_EXTENT_HEADER_INVALID
 				q.Str = "EXT2_EXTENT_DOWN"
-				c.fix(q)
+				c.fixInode(q, w.n)
 				continue
 			}
 			if child.Entries() == 0 {
@@ -185,7 +186,7 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 				first = uint64(child.Idx(0).Lblk)
 			}
 			if first != lblk {
-				c.fix(problem.Problem{Code: problem.PR_1_EXTENT_INDEX_START_INVALID, Ino: w.ino, Blk: lblk, Blk2: first, Num: uint64(level), Inode: p.Inode})
+				c.fix(problem.Problem{Code: problem.PR_1_EXTENT_INDEX_START_INVALID, Ino: w.ino, Blk: lblk, Blk2: first, Num: uint64(level), Inode: c.inodeInfo(w.n)})
 			}
 			c.scanExtentNode(x, child, level+1, first, lastLblk, lastLblk+1, next, childCsumBad)
 			if x.err != "" {
@@ -205,7 +206,7 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 				mask := uint64(1)<<f.ClusterBits - 1
 				newLblk = (newLblk+mask)&^mask | pblk&mask
 			}
-			c.fix(problem.Problem{Code: problem.PR_1_COLLAPSE_DBLOCK, Ino: w.ino, Blk: lblk, Blk2: newLblk, Inode: p.Inode})
+			c.fix(problem.Problem{Code: problem.PR_1_COLLAPSE_DBLOCK, Ino: w.ino, Blk: lblk, Blk2: newLblk, Inode: c.inodeInfo(w.n)})
 		}
 		if w.isDir {
 			for w.lastDBBlock++; w.lastDBBlock < int64(lblk); w.lastDBBlock++ {
@@ -246,7 +247,7 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 	if failedCsum {
 		q := *p
 		q.Code = problem.PR_1_EXTENT_ONLY_CSUM_INVALID
-		c.fix(q)
+		c.fixInode(q, w.n)
 	}
 }
 
@@ -273,14 +274,22 @@ func (c *Checker) shouldRebuildExtents(x *extentScan) {
 	for i := 0; i <= x.maxDepth && i < maxExtentDepthCount; i++ {
 		ei := x.levels[i]
 		if ei.max-ei.num > perBlock {
-			c.fix(problem.Problem{Code: problem.PR_1E_CAN_NARROW_EXTENT_TREE, Ino: x.w.ino, Blk: uint64(i), Inode: x.p.Inode})
+			c.fix(problem.Problem{Code: problem.PR_1E_CAN_NARROW_EXTENT_TREE, Ino: x.w.ino, Blk: uint64(i), Inode: c.inodeInfo(x.w.n)})
 			return
 		}
 		for j := 0; j < i; j++ {
 			if ei.num < x.levels[j].max {
-				c.fix(problem.Problem{Code: problem.PR_1E_CAN_COLLAPSE_EXTENT_TREE, Ino: x.w.ino, Blk: uint64(i), Inode: x.p.Inode})
+				c.fix(problem.Problem{Code: problem.PR_1E_CAN_COLLAPSE_EXTENT_TREE, Ino: x.w.ino, Blk: uint64(i), Inode: c.inodeInfo(x.w.n)})
 				return
 			}
 		}
 	}
+}
+
+// fixInode reports q, filling in the inode fields of the message first.
+func (c *Checker) fixInode(q problem.Problem, n ondisk.Inode) bool {
+	if q.Inode == nil {
+		q.Inode = c.inodeInfo(n)
+	}
+	return c.fix(q)
 }

@@ -29,6 +29,11 @@ type inodeScratch struct {
 	blk    []byte // one block
 	blk2   []byte // one block (extent/indirect levels use their own slices)
 	levels [][]byte
+	walk   blockWalk
+	xscan  extentScan
+	// csumBad has bit k set when inode k of the current inode-table
+	// block fails its checksum (computed once per block).
+	csumBad [8]uint64
 }
 
 func (c *Checker) newScratch() *inodeScratch {
@@ -139,7 +144,7 @@ func (c *Checker) scanGroup(g uint32) {
 				}
 				continue
 			}
-			garbage := c.insaneBlock(blockBuf, g*ipg+first, ipb, limit-first+1)
+			garbage := c.insaneBlock(s, blockBuf, g*ipg+first, ipb, limit-first+1)
 			for k := uint64(0); k < ipb; k++ {
 				idx := uint32((b+bi)*ipb+k) + 1
 				if idx > limit {
@@ -147,7 +152,7 @@ func (c *Checker) scanGroup(g uint32) {
 				}
 				ino := g*ipg + idx
 				raw := ondisk.Inode(blockBuf[k*uint64(f.InodeSize) : (k+1)*uint64(f.InodeSize)])
-				c.checkInode(s, ino, raw, garbage)
+				c.checkInode(s, ino, raw, garbage, k < 512 && s.csumBad[k/64]&(1<<(k%64)) != 0)
 				if c.sink.Aborted() {
 					return
 				}
@@ -197,22 +202,25 @@ func (c *Checker) replay(r *recSink) {
 	}
 }
 
-// insaneBlock implements e2fsck's garbage detection for one inode-table
-// block: with metadata_csum, if more than half of its inodes fail their
-// checksum, every inode in it is "garbage".
-func (c *Checker) insaneBlock(b []byte, firstIno uint32, ipb uint64, avail uint32) bool {
-	if !c.fs.MetadataCsum || ipb < 2 {
+// insaneBlock verifies the checksums of one inode-table block's inodes
+// (recording failures in s.csumBad) and implements e2fsck's garbage
+// detection: with metadata_csum, if more than half of a block's inodes
+// fail their checksum, every inode in it is "garbage".
+func (c *Checker) insaneBlock(s *inodeScratch, b []byte, firstIno uint32, ipb uint64, avail uint32) bool {
+	s.csumBad = [8]uint64{}
+	if !c.fs.MetadataCsum {
 		return false
 	}
-	n := min(uint64(avail), ipb)
+	n := min(uint64(avail), ipb, 512)
 	bad := uint64(0)
 	for k := uint64(0); k < n; k++ {
 		raw := ondisk.Inode(b[k*uint64(c.fs.InodeSize) : (k+1)*uint64(c.fs.InodeSize)])
 		if !raw.ChecksumValid(c.fs.CsumSeed, firstIno+uint32(k)) {
 			bad++
+			s.csumBad[k/64] |= 1 << (k % 64)
 		}
 	}
-	return bad > ipb/2
+	return ipb >= 2 && bad > ipb/2
 }
 
 // markGroupMetadata marks superblocks, descriptors, bitmaps and inode
@@ -318,15 +326,11 @@ func isReservedQuota(ino uint32) bool {
 }
 
 // checkInode is e2fsck's per-inode loop body (pass 1), for one inode.
-func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbage bool) {
+func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbage, failedCsum bool) {
 	f := c.fs
 	sb := c.sb
 	p := func(code problem.Code) problem.Problem {
 		return problem.Problem{Code: code, Ino: ino, Inode: c.inodeInfo(n)}
-	}
-	failedCsum := false
-	if f.MetadataCsum && !n.ChecksumValid(f.CsumSeed, ino) {
-		failedCsum = true
 	}
 	if garbage && n.LinksCount() > 0 {
 		if c.fix(p(problem.PR_1_INODE_IS_GARBAGE)) {

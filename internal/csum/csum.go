@@ -22,11 +22,41 @@ func Crc32c(crc uint32, p []byte) uint32 {
 }
 
 // Crc32cUint32 feeds one little-endian 32-bit word, as the kernel does when it
-// checksums an inode number or a generation.
+// checksums an inode number or a generation. It uses a byte table rather
+// than hash/crc32 so that no buffer escapes to the heap (it runs per inode).
 func Crc32cUint32(crc uint32, v uint32) uint32 {
-	b := [4]byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)}
-	return Crc32c(crc, b[:])
+	for i := 0; i < 4; i++ {
+		crc = crc>>8 ^ castagnoliTable[byte(crc)^byte(v)]
+		v >>= 8
+	}
+	return crc
 }
+
+// Crc32cZeros feeds n zero bytes (the zeroed checksum fields), without
+// allocating.
+func Crc32cZeros(crc uint32, n int) uint32 {
+	for ; n > 0; n-- {
+		crc = crc>>8 ^ castagnoliTable[byte(crc)]
+	}
+	return crc
+}
+
+// castagnoliTable is the reflected byte table of the Castagnoli polynomial,
+// for the raw (non-inverting) form used above.
+var castagnoliTable = func() (t [256]uint32) {
+	for i := range t {
+		c := uint32(i)
+		for range 8 {
+			if c&1 != 0 {
+				c = c>>1 ^ 0x82F63B78
+			} else {
+				c >>= 1
+			}
+		}
+		t[i] = c
+	}
+	return t
+}()
 
 // crc16Table is the reflected table for polynomial 0x8005.
 var crc16Table = func() (t [256]uint16) {

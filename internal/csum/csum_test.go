@@ -23,4 +23,10 @@ func TestKnownAnswers(t *testing.T) {
 	if a, b := Crc32cUint32(1, 0x04030201), Crc32c(1, []byte{1, 2, 3, 4}); a != b {
 		t.Errorf("Crc32cUint32 = %#x, want %#x", a, b)
 	}
+	if a, b := Crc32cZeros(0x12345678, 6), Crc32c(0x12345678, make([]byte, 6)); a != b {
+		t.Errorf("Crc32cZeros = %#x, want %#x", a, b)
+	}
+	if n := testing.AllocsPerRun(100, func() { Crc32cUint32(Crc32cZeros(1, 4), 7) }); n != 0 {
+		t.Errorf("Crc32cUint32/Crc32cZeros allocate %v times", n)
+	}
 }

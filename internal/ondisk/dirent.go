@@ -178,7 +178,6 @@ func DxChecksum(block []byte, countOff, limit, count int, seed, ino, gen uint32)
 	c = csum.Crc32cUint32(c, gen)
 	c = csum.Crc32c(c, block[:size])
 	c = csum.Crc32c(c, block[tail:tail+4])
-	var zero [4]byte
-	c = csum.Crc32c(c, zero[:])
+	c = csum.Crc32cZeros(c, 4)
 	return c, binary.LittleEndian.Uint32(block[tail+4:]), true
 }

@@ -141,10 +141,9 @@ func (g GroupDesc) ComputeChecksum(sb Superblock, group uint32) (sum uint16, ok 
 	binary.LittleEndian.PutUint32(gb[:], group)
 	switch {
 	case sb.HasRoCompat(RoCompatMetadataCsum):
-		c := csum.Crc32c(sb.CsumSeed(), gb[:])
+		c := csum.Crc32cUint32(sb.CsumSeed(), group)
 		c = csum.Crc32c(c, g[:offBgChecksum])
-		var zero [2]byte
-		c = csum.Crc32c(c, zero[:])
+		c = csum.Crc32cZeros(c, 2)
 		if len(g) > offBgChecksum+2 {
 			c = csum.Crc32c(c, g[offBgChecksum+2:])
 		}

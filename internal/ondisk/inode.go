@@ -237,15 +237,14 @@ func (n Inode) Checksum() uint32 {
 func (n Inode) ComputeChecksum(seed, ino uint32) uint32 {
 	c := csum.Crc32cUint32(seed, ino)
 	c = csum.Crc32cUint32(c, n.Generation())
-	var zero [2]byte
 	c = csum.Crc32c(c, n[:offIChecksumLo])
-	c = csum.Crc32c(c, zero[:])
+	c = csum.Crc32cZeros(c, 2)
 	c = csum.Crc32c(c, n[offIChecksumLo+2:GoodOldInodeSize])
 	if len(n) > GoodOldInodeSize {
 		hasHi := n.hasExtraField(offIChecksumHi, 2)
 		c = csum.Crc32c(c, n[GoodOldInodeSize:offIChecksumHi])
 		if hasHi {
-			c = csum.Crc32c(c, zero[:])
+			c = csum.Crc32cZeros(c, 2)
 		} else {
 			c = csum.Crc32c(c, n[offIChecksumHi:offIChecksumHi+2])
 		}

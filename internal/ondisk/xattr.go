@@ -39,12 +39,10 @@ func (x XattrBlock) Checksum() uint32 { return binary.LittleEndian.Uint32(x[offX
 // ComputeChecksum returns crc32c(seed, le64 blocknr, block with h_checksum
 // zeroed).
 func (x XattrBlock) ComputeChecksum(seed uint32, blk uint64) uint32 {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], blk)
-	c := csum.Crc32c(seed, b[:])
+	c := csum.Crc32cUint32(seed, uint32(blk))
+	c = csum.Crc32cUint32(c, uint32(blk>>32))
 	c = csum.Crc32c(c, x[:offXhChecksum])
-	var zero [4]byte
-	c = csum.Crc32c(c, zero[:])
+	c = csum.Crc32cZeros(c, 4)
 	return csum.Crc32c(c, x[offXhChecksum+4:])
 }
 
