@@ -83,7 +83,8 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 	}
 	if flags&ondisk.FlagIndex != 0 {
 		if !c.handleHtree(s, ino, n) {
-			c.dxDirs = append(c.dxDirs, dxDir{ino: ino, numBlocks: uint32(w.lastBlock + 1)})
+			c.dxDirs = append(c.dxDirs, dxDir{ino: ino, numBlocks: uint32(w.lastBlock + 1),
+				hashVersion: s.root.HashVersion, levels: s.root.IndirectLevels})
 		}
 	}
 	if w.numBlocks == 0 && w.isDir && flags&ondisk.FlagInlineData == 0 {

@@ -74,6 +74,8 @@ type dirInfo struct {
 	ino    uint32
 	dotdot uint32
 	parent uint32
+	gen    uint32 // i_generation, for directory block checksums
+	inline bool   // the directory keeps its entries in the inode
 }
 
 // eaBlockRef tracks one EA block: references still expected from inodes
@@ -85,10 +87,13 @@ type eaBlockRef struct {
 	quota     uint64 // blocks charged to each referring inode
 }
 
-// dxDir is an indexed directory seen in pass 1.
+// dxDir is an indexed directory seen in pass 1, with its root's hash
+// version and depth (pass 2 hashes entries with them).
 type dxDir struct {
-	ino       uint32
-	numBlocks uint32
+	ino         uint32
+	numBlocks   uint32
+	hashVersion uint8
+	levels      uint8
 }
 
 // Checker holds everything the passes share.
@@ -117,8 +122,9 @@ type Checker struct {
 	dblist []dirBlock
 	dirs   []dirInfo
 	dxDirs []dxDir
-	eaRefs map[uint64]*eaBlockRef
-	lpf    uint32 // lost+found inode, when found in pass 3
+	// newDirs holds a pass-1 worker's directories, merged into dirs.
+	newDirs []dirInfo
+	lpf     uint32 // lost+found inode, when found in pass 3
 
 	stats Stats
 	// invalidSuper is set when a superblock check found the filesystem
@@ -144,6 +150,12 @@ type Checker struct {
 	rec *recSink
 	// internalErr is a panic caught in a worker.
 	internalErr any
+	// dx is the htree state of pass 2, by directory.
+	dx map[uint32]*dxDirState
+	// p2blocks and p2refs are a pass-2 worker's per-block records and the
+	// inode references its entries make (applied by the replay).
+	p2blocks []p2Block
+	p2refs   []uint32
 	// eaSeen is the replay-side record of EA blocks already validated.
 	eaSeen map[uint64]*eaBlockRef
 	// deferred holds block-mapped inodes waiting for their batch (pass 1).

@@ -80,6 +80,12 @@ func (r *recSink) Fix(p problem.Problem) bool {
 	if r.direct != nil {
 		return r.direct.Fix(p)
 	}
+	if p.Dirent != nil {
+		// The name aliases a block buffer the worker reuses: copy it.
+		d := *p.Dirent
+		d.Name = append([]byte(nil), d.Name...)
+		p.Dirent = &d
+	}
 	r.events = append(r.events, event{kind: evFix, p: p})
 	if d, ok := problem.Lookup(p.Code); ok {
 		if d.Flags&problem.FlagFatal != 0 {
@@ -154,7 +160,8 @@ func (c *Checker) shard(rec *recSink) *Checker {
 		w.sink = rec
 	}
 	w.rec = rec
-	w.dirs, w.dblist, w.dxDirs, w.deferred = nil, nil, nil, nil
+	w.newDirs, w.dblist, w.dxDirs, w.deferred = nil, nil, nil, nil
+	w.p2blocks, w.p2refs = nil, nil
 	w.stats = Stats{}
 	w.dupCount = 0
 	w.abort = false
@@ -168,7 +175,9 @@ func (c *Checker) shard(rec *recSink) *Checker {
 func (c *Checker) runUnits(ctx context.Context, n int, work func(i int, w *Checker), replay func(i int, w *Checker) bool) error {
 	a := c.answerer()
 	nw := c.workers()
-	if a == nil || nw <= 1 || n <= 1 {
+	// Only a read-only check may run in parallel: with "yes" answers some
+	// fixes change what later units see.
+	if a == nil || nw <= 1 || n <= 1 || !c.opt.ReadOnly {
 		// Serial: the same code, forwarding straight to the sink.
 		for i := 0; i < n; i++ {
 			if err := ctx.Err(); err != nil {
@@ -276,8 +285,34 @@ func (e *InternalError) Error() string { return fmt.Sprintf("internal error: %v"
 // dxNodeRefs are the index entries of one htree root or interior node,
 // applied to the directory's per-block records during replay.
 type dxNodeRefs struct {
-	dir    uint32
-	node   uint32   // logical block of the node
-	blocks []uint32 // child logical blocks, in entry order
-	hashes []uint32 // entry hashes (the first is 0)
+	dir     uint32
+	node    uint32 // logical block of the node
+	count   int
+	entries []dxEntryRef
+}
+
+// dxEntryRef is one index entry of a node.
+type dxEntryRef struct {
+	index    int
+	blk      uint32
+	hash     uint32
+	prev     uint32 // block of the previous entry (0 for the first)
+	nextHash uint32
+}
+
+// stop ends the run here as e2fsck does after a declined salvage: a worker
+// records it so the replay stops at the same point.
+func (c *Checker) stop() {
+	if c.rec != nil && c.rec.direct == nil {
+		c.rec.record(event{kind: evAbort})
+	}
+	c.abort = true
+}
+
+// setRehash queues dir for rebuilding in pass 3A.
+func (c *Checker) setRehash(dir uint32) {
+	if c.rec != nil && c.rec.direct == nil {
+		return // only reached on "yes" answers, which parallel pass 2 never gives
+	}
+	c.rehash[dir] = true
 }

@@ -31,6 +31,7 @@ type inodeScratch struct {
 	levels [][]byte
 	walk   blockWalk
 	xscan  extentScan
+	root   ondisk.DxRootInfo // the htree root handleHtree read last
 	// csumBad has bit k set when inode k of the current inode-table
 	// block fails its checksum (computed once per block).
 	csumBad [8]uint64
@@ -167,7 +168,7 @@ func (c *Checker) scanGroup(g uint32) {
 // accumulators into the Checker. It returns true when the check must stop.
 func (c *Checker) mergePass1Unit(i int, w *Checker) bool {
 	c.replay(w.rec)
-	c.dirs = append(c.dirs, w.dirs...)
+	c.dirs = append(c.dirs, w.newDirs...)
 	c.dblist = append(c.dblist, w.dblist...)
 	c.dxDirs = append(c.dxDirs, w.dxDirs...)
 	c.stats.add(&w.stats)
@@ -521,11 +522,11 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 	switch {
 	case mode == ondisk.SIFDIR:
 		c.inodeDir.Set(uint64(ino))
-		di := dirInfo{ino: ino}
+		di := dirInfo{ino: ino, gen: n.Generation(), inline: inlineFS && flags&ondisk.FlagInlineData != 0}
 		if ino == ondisk.RootIno {
 			di.parent = ondisk.RootIno // the root is its own parent
 		}
-		c.dirs = append(c.dirs, di)
+		c.newDirs = append(c.newDirs, di)
 		c.stats.Dirs++
 	case mode == ondisk.SIFREG:
 		c.inodeReg.Set(uint64(ino))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"sort"
+	"sync"
 
 	"gofsck/internal/dirhash"
 	"gofsck/internal/ondisk"
@@ -36,16 +37,36 @@ type dxBlock struct {
 	nodeMaxHash uint32
 }
 
+// dxLeaf is what the worker checking a block of an indexed directory
+// learns about it; dxRef is what the node referring to the block says. They
+// are kept apart because different goroutines write them (workers write
+// leaf records, the serial replay writes ref records).
+type dxLeaf struct {
+	typ              uint8
+	minHash, maxHash uint32
+}
+
+type dxRef struct {
+	flags                    uint8
+	parent, previous         uint32
+	nodeMinHash, nodeMaxHash uint32
+}
+
 // dxDirState is an indexed directory during pass 2.
 type dxDirState struct {
 	ino         uint32
 	numBlocks   uint32
 	hashVersion dirhash.Version
 	depth       int
-	blocks      []dxBlock
+	leaf        []dxLeaf
+	ref         []dxRef
 }
 
-// pass2 checks every directory block found in pass 1.
+// pass2 checks every directory block found in pass 1, in e2fsck's order
+// (sorted by physical block, htree roots first). Batches of blocks are
+// work units: workers read each batch with coalesced reads and check it;
+// the replay applies, in order, what depends on earlier blocks (see
+// engine.go and the p2* methods).
 func (c *Checker) pass2(ctx context.Context) error {
 	f := c.fs
 	c.refCount = make([]uint16, uint64(f.InodesCount)+1)
@@ -58,8 +79,15 @@ func (c *Checker) pass2(ctx context.Context) error {
 		if n > 1<<22 {
 			n = 1 << 22 // bounded: 4M blocks of a directory is already 16 GiB
 		}
-		dx[d.ino] = &dxDirState{ino: d.ino, numBlocks: n, blocks: make([]dxBlock, n)}
+		st := &dxDirState{ino: d.ino, numBlocks: n, leaf: make([]dxLeaf, n), ref: make([]dxRef, n)}
+		st.hashVersion = dirhash.Version(d.hashVersion)
+		if st.hashVersion <= dirhash.TEA && c.sb.Flags()&ondisk.FlagUnsignedHash != 0 {
+			st.hashVersion += 3
+		}
+		st.depth = int(d.levels) + 1
+		dx[d.ino] = st
 	}
+	c.dx = dx
 	if c.sb.HasCompat(ondisk.CompatDirIndex) {
 		sort.Slice(c.dblist, func(i, j int) bool {
 			a, b := c.dblist[i], c.dblist[j]
@@ -86,25 +114,205 @@ func (c *Checker) pass2(ctx context.Context) error {
 			return a.lblk < b.lblk
 		})
 	}
-	w := &dirWorker{c: c, buf: make([]byte, f.BlockSize), ibuf: make([]byte, f.InodeSize), scratch: make([]byte, f.BlockSize), s: c.newScratch()}
-	for i := range c.dblist {
-		if i&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		if !w.checkDirBlock(&c.dblist[i], dx) {
-			return nil // aborted
-		}
-		if c.sink.Aborted() {
-			return nil
-		}
+	const unitBlocks = 256
+	units := (len(c.dblist) + unitBlocks - 1) / unitBlocks
+	err := c.runUnits(ctx, units, func(i int, w *Checker) {
+		lo := i * unitBlocks
+		w.pass2Unit(c.dblist[lo:min(lo+unitBlocks, len(c.dblist))])
+	}, c.mergePass2Unit)
+	if err != nil || c.sink.Aborted() || c.abort {
+		return err
 	}
 	c.checkHtrees(dx)
 	if c.stats.LargeFiles > 0 && !c.sb.HasRoCompat(ondisk.RoCompatLargeFile) {
 		c.fix(problem.Problem{Code: problem.PR_2_FEATURE_LARGE_FILES})
 	}
 	return nil
+}
+
+// p2Block is a worker's record of one checked directory block: where its
+// events and references start, and what the replay must decide.
+type p2Block struct {
+	db           *dirBlock
+	evStart      int
+	refStart     int
+	rehashDep    bool   // the result assumed the directory was not queued for rebuild
+	dotdotSet    bool
+	dotdot       uint32
+}
+
+// dirPool reuses directory workers (buffers) across units.
+var dirPool sync.Pool
+
+// pass2Unit checks a batch of directory blocks.
+func (c *Checker) pass2Unit(list []dirBlock) {
+	f := c.fs
+	w, _ := dirPool.Get().(*dirWorker)
+	if w == nil || len(w.buf) != f.BlockSize {
+		w = &dirWorker{buf: make([]byte, f.BlockSize), ibuf: make([]byte, f.InodeSize), scratch: make([]byte, f.BlockSize),
+			s: c.newScratch(), names: make(map[uint64]int32, 64)}
+	}
+	w.c = c
+	defer func() { w.c = nil; dirPool.Put(w) }()
+	// Read the batch with one read per run of consecutive blocks.
+	need := len(list) * f.BlockSize
+	if cap(w.unit) < need {
+		w.unit = make([]byte, need)
+	}
+	w.unit = w.unit[:need]
+	w.unitErr = w.unitErr[:0]
+	for i := 0; i < len(list); {
+		j := i + 1
+		for j < len(list) && list[j].blk != 0 && list[j].blk == list[j-1].blk+1 && j-i < 64 {
+			j++
+		}
+		var err error
+		if list[i].blk != 0 {
+			err = f.ReadBlock(list[i].blk, w.unit[i*f.BlockSize:j*f.BlockSize])
+		}
+		for k := i; k < j; k++ {
+			w.unitErr = append(w.unitErr, err)
+		}
+		i = j
+	}
+	for i := range list {
+		data := w.unit[i*f.BlockSize : (i+1)*f.BlockSize]
+		if !w.checkDirBlock(&list[i], c.dx, data, w.unitErr[i]) {
+			return
+		}
+		if c.sink.Aborted() {
+			return
+		}
+	}
+}
+
+// mergePass2Unit replays a unit's blocks in order. A block whose result
+// assumed its directory was not queued for rebuild, when by now it is, is
+// checked again here with the live state.
+func (c *Checker) mergePass2Unit(i int, w *Checker) bool {
+	r := w.rec
+	if r == nil || r.direct != nil {
+		c.stats.add(&w.stats)
+		c.abort = c.abort || w.abort
+		return c.sink.Aborted() || c.abort
+	}
+	for k, b := range w.p2blocks {
+		evEnd := len(r.events)
+		refEnd := len(w.p2refs)
+		if k+1 < len(w.p2blocks) {
+			evEnd = w.p2blocks[k+1].evStart
+			refEnd = w.p2blocks[k+1].refStart
+		}
+		if b.rehashDep && c.rehash[b.db.ino] {
+			c.recheckDirBlock(b.db)
+		} else {
+			c.replayEvents(r.events[b.evStart:evEnd])
+			for _, t := range w.p2refs[b.refStart:refEnd] {
+				c.addRef(t)
+			}
+			if b.dotdotSet {
+				if di := c.findDir(b.db.ino); di != nil {
+					di.dotdot = b.dotdot
+				}
+			}
+		}
+		if c.sink.Aborted() || c.abort {
+			return true
+		}
+	}
+	c.stats.add(&w.stats)
+	return false
+}
+
+// recheckDirBlock checks one block again on the replay goroutine, with the
+// live state and the real sink.
+func (c *Checker) recheckDirBlock(db *dirBlock) {
+	f := c.fs
+	rec := &recSink{direct: c.sink}
+	w := c.shard(rec)
+	w.rehash = c.rehash
+	buf := make([]byte, f.BlockSize)
+	var err error
+	if db.blk != 0 {
+		err = f.ReadBlock(db.blk, buf)
+	}
+	dw := &dirWorker{c: w, buf: make([]byte, f.BlockSize), ibuf: make([]byte, f.InodeSize), scratch: make([]byte, f.BlockSize),
+		s: w.newScratch(), names: map[uint64]int32{}}
+	dw.checkDirBlock(db, c.dx, buf, err)
+	c.abort = c.abort || w.abort
+}
+
+// replayEvents sends recorded events to the real sink and applies the
+// order-dependent decisions they carry.
+func (c *Checker) replayEvents(evs []event) {
+	for k := range evs {
+		ev := &evs[k]
+		switch ev.kind {
+		case evFix:
+			c.sink.Fix(ev.p)
+		case evHeader:
+			c.sink.Header(ev.p.Code)
+		case evEndLatch:
+			c.sink.EndLatch(ev.latch)
+		case evEARef:
+			c.replayEARef(ev.ino, ev.blk, ev.p.Inode)
+		case evSubdir:
+			c.claimParent(ev.p, ev.ino)
+		case evDupName:
+			if !c.rehash[ev.p.Ino] {
+				c.sink.Fix(ev.p)
+				c.rehash[ev.p.Ino] = true
+			}
+		case evDxRefs:
+			c.applyDxRefs(ev.dx)
+		case evAbort:
+			c.abort = true
+			return
+		}
+		if c.sink.Aborted() {
+			return
+		}
+	}
+}
+
+// addRef counts one directory reference to ino (pass 2's icount).
+func (c *Checker) addRef(ino uint32) {
+	if c.refCount[ino] < 0xFFFF {
+		c.refCount[ino]++
+	}
+	if c.refCount[ino] > 1 {
+		c.stats.Links++
+	}
+}
+
+// claimParent records dir as the parent of subdirectory sub unless an
+// earlier entry did; then the entry is a second link (PR_2_LINK_DIR). It
+// returns true when the entry is cleared. p is the entry's problem context.
+func (c *Checker) claimParent(p problem.Problem, sub uint32) bool {
+	di := c.findDir(sub)
+	if di == nil {
+		return false
+	}
+	if di.parent == 0 {
+		di.parent = p.Ino
+		return false
+	}
+	p.Code = problem.PR_2_LINK_DIR
+	p.Ino2 = di.parent
+	return c.sink.Fix(p)
+}
+
+// p2recording reports whether this Checker is a recording worker shard.
+func (c *Checker) p2recording() bool { return c.rec != nil && c.rec.direct == nil }
+
+// rehashed reports whether dir is queued for rebuild. A worker cannot know
+// (the replay decides in order) and assumes not; the block is marked so the
+// replay can check it again if the assumption was wrong.
+func (c *Checker) rehashed(dir uint32) bool {
+	if c.p2recording() {
+		return false
+	}
+	return c.rehash[dir]
 }
 
 // dirWorker holds the buffers of the directory pass.
@@ -114,6 +322,9 @@ type dirWorker struct {
 	ibuf    []byte
 	scratch []byte
 	s       *inodeScratch
+	names   map[uint64]int32 // per-block duplicate-name index: name hash -> entry offset
+	unit    []byte           // the unit's blocks
+	unitErr []error          // read error per block of the unit
 }
 
 // readInode reads an inode outside the pass-1 scan.
@@ -126,7 +337,8 @@ func (w *dirWorker) readInode(ino uint32) ondisk.Inode {
 
 // checkDirBlock is e2fsck's check_dir_block. It returns false when the
 // check must stop (a declined salvage aborts e2fsck).
-func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool {
+// data holds the block (read by the unit), readErr the read's error.
+func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data []byte, readErr error) bool {
 	c := w.c
 	f := c.fs
 	sb := c.sb
@@ -134,10 +346,20 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 	if !c.inodeUsed.Test(uint64(ino)) {
 		return true
 	}
+	var blk *p2Block
+	if c.p2recording() {
+		c.p2blocks = append(c.p2blocks, p2Block{db: db, evStart: len(c.rec.events), refStart: len(c.p2refs)})
+		blk = &c.p2blocks[len(c.p2blocks)-1]
+	}
 	base := problem.Problem{Ino: ino, Blk: db.blk, BlkCount: int64(db.lblk)}
 	var dirInode ondisk.Inode
+	var gen uint32
 	inlineSize := 0
-	if sb.HasIncompat(ondisk.IncompatInlineData) {
+	di := c.findDir(ino)
+	if di != nil {
+		gen = di.gen
+	}
+	if sb.HasIncompat(ondisk.IncompatInlineData) && di != nil && di.inline {
 		dirInode = append(ondisk.Inode(nil), w.readInode(ino)...)
 		if dirInode.Flags()&ondisk.FlagInlineData != 0 {
 			if sz, ok := inlineDataSize(dirInode); ok {
@@ -157,7 +379,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 	if db.lblk != 0 {
 		dotState = 2
 	}
-	dupsFound := c.rehash[ino]
+	dupsFound := c.rehashed(ino)
 	buf := w.buf
 	failedCsum := false
 	if inlineSize > 0 {
@@ -172,17 +394,21 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 			c.fix(problem.Problem{Code: problem.PR_2_BAD_INLINE_DIR_SIZE, Ino: ino, Num: uint64(inlineSize)})
 		}
 	} else {
-		if err := f.ReadBlock(db.blk, buf); err != nil {
+		buf = data
+		if readErr != nil {
 			q := base
-			q.Code, q.Err = problem.PR_2_READ_DIRBLOCK, err.Error()
+			q.Code, q.Err = problem.PR_2_READ_DIRBLOCK, readErr.Error()
 			if !c.fix(q) {
-				c.abort = true
+				c.stop()
 				return false
 			}
 			clear(buf)
 		}
-		if f.MetadataCsum && !dirBlockCsumOK(f.BlockSize, buf, f.CsumSeed, ino, w.generation(ino)) {
+		if f.MetadataCsum && !dirBlockCsumOK(f.BlockSize, buf, f.CsumSeed, ino, gen) {
 			failedCsum = true
+			if blk != nil {
+				blk.rehashDep = true
+			}
 		}
 	}
 	csumSize := 0
@@ -191,7 +417,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 	}
 	isLeaf := true
 	var dd *dxDirState
-	var dxb *dxBlock
+	var dxb *dxLeaf
 	if d := dx[ino]; d != nil && d.numBlocks > 0 {
 		dd = d
 		if db.lblk >= d.numBlocks {
@@ -199,7 +425,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 			c.fix(q)
 			dd = nil
 		} else {
-			dxb = &d.blocks[db.lblk]
+			dxb = &d.leaf[db.lblk]
 			dxb.typ = dxTypeLeaf
 			dxb.minHash = ^uint32(0)
 			dxb.maxHash = 0
@@ -210,9 +436,11 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 				dxCsum = ondisk.DxTailSize
 			}
 			if db.lblk == 0 {
+				// The hash version and depth were taken from this block
+				// in pass 1 (handleHtree), so leaves checked in parallel
+				// can hash without waiting for it.
 				root, _ := ondisk.DecodeDxRootInfo(buf)
 				dxb.typ = dxTypeRoot
-				dxb.flags |= dxFlagFirst | dxFlagLast
 				maxLevels := 2
 				if sb.HasIncompat(ondisk.IncompatLargeDir) {
 					maxLevels = 3
@@ -224,11 +452,6 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 						dd, dxb = nil, nil
 					}
 				}
-				d.hashVersion = dirhash.Version(root.HashVersion)
-				if d.hashVersion <= dirhash.TEA && sb.Flags()&ondisk.FlagUnsignedHash != 0 {
-					d.hashVersion += 3
-				}
-				d.depth = int(root.IndirectLevels) + 1
 			} else if first.Ino == 0 && first.RecLen == f.BlockSize && first.NameLen == 0 &&
 				limit == (f.BlockSize-(8+dxCsum))/ondisk.DxEntrySize {
 				dxb.typ = dxTypeNode
@@ -243,13 +466,13 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 	deCsumSize := csumSize
 	if isLeaf && inlineSize == 0 && failedCsum && !dirHasTail(f.BlockSize, buf) {
 		deCsumSize = 0
-		if c.rehash[ino] {
+		if c.rehashed(ino) {
 			failedCsum = false
 		} else {
 			q := base
 			q.Code = problem.PR_2_LEAF_NODE_MISSING_CSUM
 			if c.fix(q) {
-				c.rehash[ino] = true
+				c.setRehash(ino)
 				failedCsum = false
 			}
 		}
@@ -273,7 +496,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 		maxSize = f.BlockSize - deCsumSize
 	}
 	filetypeFS := sb.HasIncompat(ondisk.IncompatFiletype)
-	names := w.nameSet()
+	clear(w.names)
 	offset := 0
 	prevOff := -1
 	recLen := 0
@@ -302,7 +525,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 				}
 				// e2fsck cannot go on with a block it was not allowed to
 				// salvage: it stops the whole run.
-				c.abort = true
+				c.stop()
 				return false
 			}
 			name = area[offset+ondisk.DirentHeaderSize : offset+ondisk.DirentHeaderSize+nameLen]
@@ -311,10 +534,10 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 			synthetic = true
 			if dotState == 0 {
 				d = ondisk.Dirent{Ino: ino, RecLen: 12, NameLen: 1, FileType: ondisk.FTDir}
-				name = []byte(".")
+				name = dotName
 			} else {
 				d = ondisk.Dirent{Ino: binary.LittleEndian.Uint32(buf), RecLen: 12, NameLen: 2, FileType: ondisk.FTDir}
-				name = []byte("..")
+				name = dotDotName
 			}
 			if !filetypeFS {
 				d.FileType = 0
@@ -357,7 +580,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState) bool 
 			}
 		}
 		if !skip && d.Ino != 0 {
-			w.checkEntry(p, d, name, dotState, ino, dd, dxb, filetypeFS, names, ask, &dupsFound, pending)
+			w.checkEntry(p, d, name, dotState, ino, dd, dxb, filetypeFS, area, offset, ask, &dupsFound, pending, blk)
 		}
 		prevOff = offset
 		if inlineSize == 0 || dotState > 1 {
@@ -406,9 +629,51 @@ func (w *dirWorker) generation(ino uint32) uint32 {
 	return w.readInode(ino).Generation()
 }
 
-// nameSet returns the per-block duplicate-name set, reused.
-func (w *dirWorker) nameSet() map[string]struct{} {
-	return make(map[string]struct{}, 32)
+// Names of the synthesised '.' and '..' entries of inline directories.
+var (
+	dotName    = []byte(".")
+	dotDotName = []byte("..")
+)
+
+// seenName reports whether name already occurred in the current block (its
+// entry is at off in area), adding it otherwise. The index maps a 64-bit
+// name hash to the entry's offset; a hash hit is confirmed on the bytes.
+func (w *dirWorker) seenName(area []byte, off int, name []byte) bool {
+	h := nameHash(name)
+	for {
+		prev, ok := w.names[h]
+		if !ok {
+			w.names[h] = int32(off)
+			return false
+		}
+		d, _ := ondisk.DecodeDirent(area, int(prev), w.c.fs.BlockSize)
+		s := int(prev) + ondisk.DirentHeaderSize
+		if s+d.NameLen <= len(area) && bytes.Equal(area[s:s+d.NameLen], name) {
+			return true
+		}
+		h++ // a collision: probe the next key
+	}
+}
+
+// nameHash is FNV-1a over a name.
+func nameHash(name []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, b := range name {
+		h ^= uint64(b)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// detach copies a problem's dirent name out of the block buffer so that a
+// recorded event stays valid after the buffer is reused.
+func (w *dirWorker) detach(p problem.Problem) problem.Problem {
+	if p.Dirent != nil {
+		d := *p.Dirent
+		d.Name = append([]byte(nil), d.Name...)
+		p.Dirent = &d
+	}
+	return p
 }
 
 // checkDot validates the '.' entry.
@@ -459,7 +724,10 @@ func (w *dirWorker) checkDotDot(p problem.Problem, d ondisk.Dirent, name []byte,
 		c.fix(q)
 		return
 	}
-	if di := c.findDir(p.Ino); di != nil {
+	if c.p2recording() {
+		b := &c.p2blocks[len(c.p2blocks)-1]
+		b.dotdotSet, b.dotdot = true, d.Ino
+	} else if di := c.findDir(p.Ino); di != nil {
 		di.dotdot = d.Ino
 	}
 }
@@ -467,8 +735,8 @@ func (w *dirWorker) checkDotDot(p problem.Problem, d ondisk.Dirent, name []byte,
 // checkEntry runs the target, type, name, htree and link checks of one
 // entry with a non-zero inode. It returns true when the entry was cleared.
 func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, dotState int, dir uint32,
-	dd *dxDirState, dxb *dxBlock, filetypeFS bool, names map[string]struct{},
-	ask func(problem.Code) bool, dupsFound *bool, code problem.Code) bool {
+	dd *dxDirState, dxb *dxLeaf, filetypeFS bool, area []byte, off int,
+	ask func(problem.Code) bool, dupsFound *bool, code problem.Code, blk *p2Block) bool {
 	c := w.c
 	f := c.fs
 	sb := c.sb
@@ -557,32 +825,29 @@ func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, 
 		}
 	}
 	if dotState > 1 && c.inodeDir.Test(uint64(target)) {
-		if di := c.findDir(target); di != nil {
-			if di.parent != 0 {
-				q := p
-				q.Code = problem.PR_2_LINK_DIR
-				q.Ino2 = di.parent
-				if c.fix(q) {
-					return true
-				}
-			} else {
-				di.parent = dir
-			}
+		// The first entry naming a directory is its parent: decided in
+		// order, by the replay when recording.
+		if c.p2recording() {
+			c.rec.record(event{kind: evSubdir, ino: target, p: w.detach(p)})
+		} else if c.claimParent(p, target) {
+			return true
 		}
 	}
-	if *dupsFound {
-	} else if _, seen := names[string(name)]; seen {
-		c.fix(problem.Problem{Code: problem.PR_2_REPORT_DUP_DIRENT, Ino: dir, Dirent: p.Dirent})
-		c.rehash[dir] = true
+	if !*dupsFound && w.seenName(area, off, name) {
+		q := problem.Problem{Code: problem.PR_2_REPORT_DUP_DIRENT, Ino: dir, Dirent: p.Dirent}
 		*dupsFound = true
+		if c.p2recording() {
+			c.rec.record(event{kind: evDupName, p: w.detach(q)})
+			blk.rehashDep = true
+		} else {
+			c.fix(q)
+			c.setRehash(dir)
+		}
+	}
+	if c.p2recording() {
+		c.p2refs = append(c.p2refs, target)
 	} else {
-		names[string(name)] = struct{}{}
-	}
-	if c.refCount[target] < 0xFFFF {
-		c.refCount[target]++
-	}
-	if c.refCount[target] > 1 {
-		c.stats.Links++
+		c.addRef(target)
 	}
 	return false
 }
@@ -781,13 +1046,13 @@ func (w *dirWorker) parseIntNode(db *dirBlock, dd *dxDirState, buf []byte, faile
 	if db.lblk == 0 {
 		root, _ := ondisk.DecodeDxRootInfo(buf)
 		entOff = ondisk.DxRootInfoOff + int(root.InfoLength)
-		if failedCsum && (c.rehash[db.ino] || ask(problem.PR_2_HTREE_ROOT_CSUM_INVALID, 0, 0)) {
+		if failedCsum && (c.rehashed(db.ino) || ask(problem.PR_2_HTREE_ROOT_CSUM_INVALID, 0, 0)) {
 			w.clearHtree(dd, db.ino)
 			return
 		}
 	} else {
 		entOff = ondisk.DxNodeCountOff
-		if failedCsum && (c.rehash[db.ino] || ask(problem.PR_2_HTREE_NODE_CSUM_INVALID, 0, 0)) {
+		if failedCsum && (c.rehashed(db.ino) || ask(problem.PR_2_HTREE_NODE_CSUM_INVALID, 0, 0)) {
 			w.clearHtree(dd, db.ino)
 			return
 		}
@@ -816,6 +1081,7 @@ func (w *dirWorker) parseIntNode(db *dirBlock, dd *dxDirState, buf []byte, faile
 	}
 	minHash, maxHash := ^uint32(0), uint32(0)
 	var hash uint32
+	refs := &dxNodeRefs{dir: db.ino, node: db.lblk, count: count}
 	for i := 0; i < count; i++ {
 		prev := hash
 		h, blk32, ok := ondisk.DxEntry(buf, entOff, i)
@@ -835,43 +1101,66 @@ func (w *dirWorker) parseIntNode(db *dirBlock, dd *dxDirState, buf []byte, faile
 			w.clearHtree(dd, db.ino)
 			return
 		}
-		b := &dd.blocks[blk]
+		// The child's records are updated by the replay, in order.
+		var prevBlk, nextHash uint32
+		if i > 0 {
+			_, pb, _ := ondisk.DxEntry(buf, entOff, i-1)
+			prevBlk = pb & 0x0FFFFFFF
+		}
+		if i+1 < count {
+			nh, _, _ := ondisk.DxEntry(buf, entOff, i+1)
+			nextHash = nh &^ 1
+		}
+		refs.entries = append(refs.entries, dxEntryRef{index: i, blk: blk, hash: hash, prev: prevBlk, nextHash: nextHash})
+		minHash = min(minHash, hash)
+		maxHash = max(maxHash, hash)
+	}
+	if c.p2recording() {
+		c.rec.record(event{kind: evDxRefs, dx: refs})
+	} else {
+		c.applyDxRefs(refs)
+	}
+	me := &dd.leaf[db.lblk]
+	me.minHash = minHash
+	me.maxHash = maxHash
+}
+
+// applyDxRefs records a node's index entries in its children's records.
+func (c *Checker) applyDxRefs(r *dxNodeRefs) {
+	dd := c.dx[r.dir]
+	if dd == nil {
+		return
+	}
+	for _, e := range r.entries {
+		if e.blk >= uint32(len(dd.ref)) {
+			continue
+		}
+		b := &dd.ref[e.blk]
 		if b.flags&dxFlagReferenced != 0 {
 			b.flags |= dxFlagDupRef
 		} else {
 			b.flags |= dxFlagReferenced
-			b.parent = db.lblk
+			b.parent = r.node
 		}
-		if i > 0 {
-			_, pb, _ := ondisk.DxEntry(buf, entOff, i-1)
-			b.previous = pb & 0x0FFFFFFF
-		} else {
-			b.previous = 0
-		}
-		minHash = min(minHash, hash)
-		maxHash = max(maxHash, hash)
-		b.nodeMinHash = hash
-		if i+1 < count {
-			nh, _, _ := ondisk.DxEntry(buf, entOff, i+1)
-			b.nodeMaxHash = nh &^ 1
+		b.previous = e.prev
+		b.nodeMinHash = e.hash
+		if e.index+1 < r.count {
+			b.nodeMaxHash = e.nextHash
 		} else {
 			b.nodeMaxHash = 0xfffffffe
 			b.flags |= dxFlagLast
 		}
-		if i == 0 {
+		if e.index == 0 {
 			b.flags |= dxFlagFirst
 		}
 	}
-	me := &dd.blocks[db.lblk]
-	me.minHash = minHash
-	me.maxHash = maxHash
 }
 
 // clearHtree drops the index of a directory (answer yes) and schedules a
 // rebuild.
 func (w *dirWorker) clearHtree(dd *dxDirState, ino uint32) {
 	dd.numBlocks = 0
-	w.c.rehash[ino] = true
+	w.c.setRehash(ino)
 }
 
 // checkHtrees runs the whole-tree htree checks after all blocks were seen.
@@ -886,8 +1175,16 @@ func (c *Checker) checkHtrees(dx map[uint32]*dxDirState) {
 		if c.rehash[ino] || d.numBlocks == 0 {
 			continue
 		}
-		blocks := d.blocks[:d.numBlocks]
+		blocks := make([]dxBlock, d.numBlocks)
+		for b := range blocks {
+			l, r := d.leaf[b], d.ref[b]
+			blocks[b] = dxBlock{typ: l.typ, minHash: l.minHash, maxHash: l.maxHash, flags: r.flags,
+				parent: r.parent, previous: r.previous, nodeMinHash: r.nodeMinHash, nodeMaxHash: r.nodeMaxHash}
+		}
 		root := &blocks[0]
+		if root.typ == dxTypeRoot {
+			root.flags |= dxFlagFirst | dxFlagLast
+		}
 		if root.flags&dxFlagReferenced != 0 {
 			root.flags |= dxFlagDupRef
 		} else {

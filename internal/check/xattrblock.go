@@ -245,6 +245,7 @@ func (c *Checker) handleHtree(s *inodeScratch, ino uint32, n ondisk.Inode) bool 
 	if !sb.HasCompat(ondisk.CompatDirIndex) && ask(problem.PR_1_HTREE_SET, 0) {
 		return true
 	}
+	s.root = ondisk.DxRootInfo{}
 	blk, ok := c.mapBlock(s, n, 0)
 	if !ok || blk == 0 || blk < f.FirstDataBlock || blk >= f.BlocksCount {
 		return ask(problem.PR_1_HTREE_BADROOT, 0)
@@ -254,6 +255,7 @@ func (c *Checker) handleHtree(s *inodeScratch, ino uint32, n ondisk.Inode) bool 
 		return true
 	}
 	root, _ := ondisk.DecodeDxRootInfo(buf)
+	s.root = root
 	if (root.ReservedZero != 0 || root.InfoLength < 8) && ask(problem.PR_1_HTREE_BADROOT, 0) {
 		return true
 	}
