@@ -133,12 +133,12 @@ func (c *Checker) pass2(ctx context.Context) error {
 // p2Block is a worker's record of one checked directory block: where its
 // events and references start, and what the replay must decide.
 type p2Block struct {
-	db           *dirBlock
-	evStart      int
-	refStart     int
-	rehashDep    bool   // the result assumed the directory was not queued for rebuild
-	dotdotSet    bool
-	dotdot       uint32
+	db        *dirBlock
+	evStart   int
+	refStart  int
+	rehashDep bool // the result assumed the directory was not queued for rebuild
+	dotdotSet bool
+	dotdot    uint32
 }
 
 // dirPool reuses directory workers (buffers) across units.
