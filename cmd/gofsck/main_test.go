@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gofsck/internal/testfs"
+)
+
+// runGofsck calls run in process with stdout and stderr interleaved in one
+// buffer, as a terminal would show them.
+func runGofsck(args ...string) (string, int) {
+	var out bytes.Buffer
+	code := run(append([]string{"gofsck"}, args...), &out, &out)
+	return out.String(), code
+}
+
+// runE2fsck runs the installed e2fsck as "e2fsck" (so that its messages
+// name it like that) with the test environment and a timeout.
+func runE2fsck(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	testfs.RequireE2fsprogs(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "e2fsck", args...)
+	var env []string
+	for _, kv := range testfs.Env(t) {
+		switch {
+		case strings.HasPrefix(kv, "E2FSPROGS_FAKE_TIME="):
+		case strings.HasPrefix(kv, "PATH="):
+			env = append(env, kv+":/usr/sbin:/sbin")
+		default:
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = env
+	if p, err := exec.LookPath("e2fsck"); err != nil || p == "" {
+		for _, d := range []string{"/usr/sbin", "/sbin"} {
+			if _, err := os.Stat(filepath.Join(d, "e2fsck")); err == nil {
+				cmd.Path = filepath.Join(d, "e2fsck")
+			}
+		}
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return out.String(), 0
+	case errors.As(err, &ee):
+		return out.String(), ee.ExitCode()
+	}
+	t.Fatalf("running e2fsck: %v", err)
+	return "", 0
+}
+
+// normalise drops version banners and renames e2fsck to gofsck, so that
+// the two programs' messages compare line for line.
+func normalise(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "e2fsck 1.") || strings.HasPrefix(l, "gofsck "+Version) ||
+			strings.HasPrefix(l, "\tUsing EXT2FS Library") {
+			continue
+		}
+		out = append(out, strings.ReplaceAll(l, "e2fsck", "gofsck"))
+	}
+	return strings.TrimRight(strings.Join(out, "\n"), "\n")
+}
+
+// cleanImage returns a fresh copy of a small clean ext4 image (see
+// internal/check/testdata/mkfuzzimages.sh).
+func cleanImage(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "clean.img")
+	testfs.Decompress(t, filepath.Join("..", "..", "internal", "check", "testdata", "ext4.img.gz"), p)
+	return p
+}
+
+// TestBadInputMatchesE2fsck runs both checkers on inputs that never reach
+// a check and wants the same messages and exit codes.
+func TestBadInputMatchesE2fsck(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	dir := t.TempDir()
+	zeros := filepath.Join(dir, "zeros.img")
+	if err := os.WriteFile(zeros, make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clean := cleanImage(t)
+	truncated := filepath.Join(dir, "truncated.img")
+	head := make([]byte, 2048)
+	f, err := os.Open(clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ReadAt(head, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.WriteFile(truncated, head, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		exit int
+	}{
+		{"missing file", []string{"-fn", filepath.Join(dir, "does-not-exist")}, 8},
+		{"directory", []string{"-fn", dir}, 8},
+		{"zeros", []string{"-fn", zeros}, 8},
+		{"truncated after the superblock", []string{"-fn", truncated}, 8},
+		{"bad option", []string{"-Q", "-n", clean}, 16},
+		{"no device", []string{"-fn"}, 16},
+		{"two devices", []string{"-fn", clean, clean}, 16},
+		{"-p and -n", []string{"-pn", clean}, 8},
+		{"-n and -y", []string{"-n", "-y", clean}, 8},
+		{"-a and -n", []string{"-a", "-n", clean}, 8},
+		{"clean without -f", []string{"-n", clean}, 0},
+		{"clean with -fn", []string{"-fn", clean}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			gout, gcode := runGofsck(c.args...)
+			eout, ecode := runE2fsck(t, c.args...)
+			if gcode != c.exit || ecode != c.exit {
+				t.Errorf("exit: gofsck %d, e2fsck %d, want %d", gcode, ecode, c.exit)
+			}
+			if g, e := normalise(gout), normalise(eout); g != e {
+				t.Errorf("output differs\ngofsck:\n%s\ne2fsck:\n%s", g, e)
+			}
+		})
+	}
+}
+
+// TestVersion: -V prints the version and exits 0, as e2fsck -V does.
+func TestVersion(t *testing.T) {
+	out, code := runGofsck("-V")
+	if code != 0 || !strings.HasPrefix(out, "gofsck "+Version+" ("+VersionDate+")\n") {
+		t.Errorf("-V: exit %d, output %q", code, out)
+	}
+}
+
+// TestRepairRefused: this version refuses -y, -p and interactive mode
+// with an operational error, and leaves the image alone.
+func TestRepairRefused(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "x.img")
+	if err := os.WriteFile(img, make([]byte, 8192), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-y"}, {"-fy"}, {"-p"}, {"-f"}, {}} {
+		out, code := runGofsck(append(args, img)...)
+		if code != 8 || !strings.Contains(out, "-n") {
+			t.Errorf("%v: exit %d, output %q", args, code, out)
+		}
+	}
+}
+
+// TestSummaryLineMatchesE2fsck compares the last line of a forced check
+// of a clean image with e2fsck's.
+func TestSummaryLineMatchesE2fsck(t *testing.T) {
+	img := cleanImage(t)
+	gout, gcode := runGofsck("-fn", img)
+	eout, ecode := runE2fsck(t, "-fn", img)
+	last := func(s string) string {
+		l := strings.Split(strings.TrimSpace(s), "\n")
+		return l[len(l)-1]
+	}
+	if gcode != 0 || ecode != 0 || last(gout) != last(eout) {
+		t.Errorf("gofsck exit %d %q, e2fsck exit %d %q", gcode, last(gout), ecode, last(eout))
+	}
+	if !strings.Contains(last(gout), "172/256 files") {
+		t.Errorf("summary %q", last(gout))
+	}
+}
+
+// TestReadOnlyNeverWrites runs -n (with and without -f) on a clean image
+// and on damaged ones and wants the image unchanged, byte for byte.
+func TestReadOnlyNeverWrites(t *testing.T) {
+	dir := t.TempDir()
+	clean := cleanImage(t)
+	damaged := filepath.Join(dir, "damaged.img")
+	testfs.Decompress(t, filepath.Join("..", "..", "internal", "check", "testdata", "regress", "dir_hole_before_2M_lblk.img.gz"), damaged)
+	// Superblock marked not clean and with errors, so that -n without -f
+	// runs the whole check too.
+	dirty := filepath.Join(dir, "dirty.img")
+	testfs.Decompress(t, filepath.Join("..", "..", "internal", "check", "testdata", "ext2.img.gz"), dirty)
+	testfs.WriteAt(t, dirty, 1024+0x3A, []byte{2, 0}) // s_state = ERROR_FS
+	testfs.WriteAt(t, dirty, 5*1024+11*128, make([]byte, 64)) // inode 12 (/a), table at block 5
+	for _, img := range []string{clean, damaged, dirty} {
+		for _, args := range [][]string{{"-n"}, {"-fn"}, {"-fnv"}, {"-fn", "-b", "8193"}} {
+			before := testfs.FileSHA256(t, img)
+			fi, _ := os.Stat(img)
+			out, code := runGofsck(append(args, img)...)
+			after := testfs.FileSHA256(t, img)
+			fi2, _ := os.Stat(img)
+			if before != after || !fi.ModTime().Equal(fi2.ModTime()) {
+				t.Errorf("%s %v modified the image (exit %d)\n%s", filepath.Base(img), args, code, out)
+			}
+			if img != clean && args[0] != "-n" && code == 0 {
+				t.Errorf("%s %v: exit 0 on a damaged image\n%s", filepath.Base(img), args, out)
+			}
+		}
+	}
+}
