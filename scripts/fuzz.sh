@@ -1,0 +1,39 @@
+#!/bin/sh
+# fuzz.sh runs every fuzz target of gofsck for a given duration each.
+#
+#	scripts/fuzz.sh [DURATION] [TARGET-REGEXP]
+#
+# DURATION is a go test -fuzztime value (default 1m; "30s", "10m", "5000x").
+# TARGET-REGEXP selects targets by name (default: all). Extra flags for go
+# test can be passed in FUZZFLAGS, e.g. FUZZFLAGS="-parallel 2".
+#
+# CI runs only the seed corpora (plain `go test ./...`). A crasher is
+# written by go test under the package's testdata/fuzz/TARGET/; turn it into
+# a named regression input (style rule 10): for FuzzCheck, a compressed
+# image in internal/check/testdata/regress/NAME.img.gz that TestRegressions
+# runs; for the decoders, a small named file under testdata/fuzz/TARGET/.
+#
+# FuzzCheck's inputs are ~100 KiB (the metadata blocks of a small image), so
+# minimising them is slow: it runs with -fuzzminimizetime 0 unless
+# FUZZMINIMIZE is set.
+set -eu
+cd "$(dirname "$0")/.."
+dur=${1:-1m}
+sel=${2:-.}
+status=0
+# Every func FuzzXxx in a _test.go file of the module, as pkg:Name.
+targets=$(grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+\(' cmd internal |
+	sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz[A-Za-z0-9_]+)\($|\1:\2|' | sort -u)
+for t in $targets; do
+	pkg=${t%%:*}
+	name=${t#*:}
+	echo "$name" | grep -Eq -- "$sel" || continue
+	min=
+	if [ "$name" = FuzzCheck ] && [ -z "${FUZZMINIMIZE:-}" ]; then
+		min="-fuzzminimizetime 0"
+	fi
+	echo "=== $pkg $name ($dur)"
+	# shellcheck disable=SC2086
+	go test "./$pkg" -run '^$' -fuzz "^$name\$" -fuzztime "$dur" $min ${FUZZFLAGS:-} || status=1
+done
+exit $status
