@@ -340,6 +340,8 @@ func describe(err error) string {
 		return "Filesystem has unsupported feature(s)"
 	case errors.Is(err, fs.ErrRevTooHigh):
 		return "Filesystem revision too high"
+	case errors.Is(err, fs.ErrUnknownCsum):
+		return "Unknown checksum algorithm"
 	case errors.Is(err, fs.ErrCorruptSuper):
 		return "The ext2 superblock is corrupt"
 	}
@@ -378,20 +380,40 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "%s has unsupported feature(s): %s\n", o.device, ondisk.FeatureString(ue.Compat, ue.Incompat, ue.RoCompat))
 			fatal(o, stderr, "Get a newer version of gofsck!")
+			if ue.Incompat != 0 {
+				// Refused by the library's open: nothing else is printed.
+				return problem.ExitError
+			}
+			// Refused by e2fsck after opening: its fatal_error reports the
+			// filesystem as not valid.
+			fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
+			return problem.ExitError | problem.ExitUncorrected
 		}
 		return problem.ExitError
 	}
 	ropt := problem.Options{Mode: o.mode, Err: stderr, Device: name}
 	copt := check.Options{ReadOnly: true, Now: time.Now(), ExternalJournal: o.journal, Workers: o.ext.threads}
+	var tm *timer
+	if o.timing > 0 {
+		tm = newTimer(stdout, dev, o.timing > 1)
+		copt.Passes = tm
+	}
+	copt.Force = o.force
 	// The reporter names inodes through the checker, which reports to the
 	// reporter: build the checker first with a placeholder sink.
 	chk := check.New(f, problem.NewReporter(io.Discard, ropt), copt)
 	ropt.Namer = chk
 	rep := problem.NewReporter(stdout, ropt)
-	chk = check.New(f, rep, copt)
+	snk := &sink{Reporter: rep, prog: o.prog, dev: name, stderr: stderr}
+	chk = check.New(f, snk, copt)
 
 	end := problem.RunEnd{ReadOnly: true, SuperWasValid: f.SB.State()&ondisk.StateValid != 0}
-	if jerr := chk.CheckJournal(); jerr != "" {
+	jerr := chk.CheckJournal()
+	if rep.Aborted() {
+		// A fatal journal problem: e2fsck stops without "aborted".
+		return fatalExit(rep, end, name, stdout)
+	}
+	if jerr != "" {
 		fatal(o, stderr, "%s while checking journal for %s", jerr, name)
 		return abortRun(o, rep, end, name, stdout, stderr, "Cannot proceed with file system check")
 	}
@@ -399,8 +421,8 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stdout, "Warning: skipping journal recovery because doing a read-only filesystem check.")
 	}
 	chk.CheckSuper(uint64(dev.Size()) >> f.BlockBits)
-	if rep.Aborted() {
-		return abortRun(o, rep, end, name, stdout, stderr, "")
+	if rep.Aborted() || chk.SuperAborted() {
+		return fatalExit(rep, end, name, stdout)
 	}
 	invalid := rep.Status().Invalid || chk.SuperInvalid()
 	rep.MarkValid()
@@ -442,7 +464,42 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stdout, "%s: %d/%d files (%d.%d%% non-contiguous), %d/%d blocks\n", name,
 		st.UsedInodes, st.Inodes, pct/10, pct%10, st.UsedBlocks, st.Blocks)
+	if tm != nil {
+		tm.total()
+	}
 	return rep.Status().ExitCode(end)
+}
+
+// fatalExit ends the run after a fatal problem was reported (e2fsck's
+// fatal_error(ctx, 0)): the "still has errors" line when the filesystem is
+// invalid, and exit 8 (12 when invalid).
+func fatalExit(rep *problem.Reporter, end problem.RunEnd, name string, stdout io.Writer) int {
+	st := rep.Status()
+	if st.Invalid {
+		fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
+	}
+	st.Aborted = true
+	return st.ExitCode(end)
+}
+
+// sink is the reporter plus the lines e2fsprogs' libraries print on stderr
+// outside the problem table (check.LibErrorer and quota diagnostics).
+type sink struct {
+	*problem.Reporter
+	prog, dev string
+	stderr    io.Writer
+}
+
+// Diagnostic prints a library diagnostic line as is.
+func (s *sink) Diagnostic(line string) { io.WriteString(s.stderr, line) }
+
+// LibError prints a com_err-style line followed by an empty line.
+func (s *sink) LibError(byDevice bool, code, what string) {
+	if byDevice {
+		fmt.Fprintf(s.stderr, "%s: %s %s\n\n", s.dev, code, what)
+		return
+	}
+	fmt.Fprintf(s.stderr, "%s: %s %s: %s\n\n", s.prog, code, s.dev, what)
 }
 
 // abortRun prints what e2fsck's fatal_error prints and returns the exit

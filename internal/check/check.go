@@ -38,11 +38,23 @@ type Options struct {
 	Now time.Time
 	// ReadOnly is true for -n; gofsck only reads in this version.
 	ReadOnly bool
+	// Force is -f: check even a clean filesystem (it also enables the
+	// future-time superblock checks).
+	Force bool
 	// ExternalJournal is the -j path of an external journal device.
 	ExternalJournal string
 	// Workers is the number of goroutines the passes may use (0: one per
 	// CPU).
 	Workers int
+	// Passes, when set, is told when each pass starts and ends (for -t).
+	Passes PassObserver
+}
+
+// PassObserver is notified around each pass; names are e2fsck's timing
+// labels ("Pass 1", "Pass 1b", ..., "Pass 5").
+type PassObserver interface {
+	PassStart(name string)
+	PassEnd(name string)
 }
 
 // Stats are the counts behind the summary line and -v.
@@ -150,6 +162,9 @@ type Checker struct {
 	rec *recSink
 	// internalErr is a panic caught in a worker.
 	internalErr any
+	// quota is the usage gathered for the quota comparison (nil without
+	// the quota feature).
+	quota *quotaState
 	// dx is the htree state of pass 2, by directory.
 	dx map[uint32]*dxDirState
 	// p2blocks and p2refs are a pass-2 worker's per-block records and the
@@ -181,21 +196,29 @@ func (c *Checker) Stats() Stats { return c.stats }
 // Run executes the passes. It returns ErrAborted after a fatal problem.
 func (c *Checker) Run(ctx context.Context) error {
 	steps := []struct {
+		name   string
 		header problem.Code
 		run    func(context.Context) error
 	}{
-		{problem.PR_1_PASS_HEADER, c.pass1},
-		{problem.PR_2_PASS_HEADER, c.pass2},
-		{problem.PR_3_PASS_HEADER, c.pass3},
-		{problem.PR_4_PASS_HEADER, c.pass4},
-		{problem.PR_5_PASS_HEADER, c.pass5},
+		{"Pass 1", problem.PR_1_PASS_HEADER, c.pass1},
+		{"Pass 2", problem.PR_2_PASS_HEADER, c.pass2},
+		{"Pass 3", problem.PR_3_PASS_HEADER, c.pass3},
+		{"Pass 4", problem.PR_4_PASS_HEADER, c.pass4},
+		{"Pass 5", problem.PR_5_PASS_HEADER, c.pass5},
 	}
 	for _, s := range steps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		c.sink.Header(s.header)
-		if err := s.run(ctx); err != nil {
+		if c.opt.Passes != nil {
+			c.opt.Passes.PassStart(s.name)
+		}
+		err := s.run(ctx)
+		if c.opt.Passes != nil {
+			c.opt.Passes.PassEnd(s.name)
+		}
+		if err != nil {
 			return err
 		}
 		if c.sink.Aborted() || c.abort {

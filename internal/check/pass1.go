@@ -69,6 +69,7 @@ func (c *Checker) pass1(ctx context.Context) error {
 	c.encPolicy = c.shared.encPolicy
 	c.eaSeen = map[uint64]*eaBlockRef{}
 	c.skipUninit = f.GdtCsum
+	c.initQuota()
 
 	c.markGroupMetadata()
 	c.readBadBlocksList(c.newScratch())
@@ -429,8 +430,7 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 		if n.LinksCount() != 0 || n.BlocksLo() != 0 || n.Block(0) != 0 {
 			c.fix(p(problem.PR_1_JOURNAL_INODE_NOT_CLEAR))
 		}
-		c.finishInode(ino, n, failedCsum)
-		return
+		// Declined: e2fsck goes on with the general checks below.
 	case isReservedQuota(ino):
 		c.inodeUsed.Set(uint64(ino))
 		if sb.HasRoCompat(ondisk.RoCompatQuota) && (sb.UsrQuotaInum() == ino || sb.GrpQuotaInum() == ino) {
@@ -444,8 +444,7 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 		if n.LinksCount() != 0 || n.BlocksLo() != 0 || n.Block(0) != 0 {
 			c.fix(p(problem.PR_1_QUOTA_INODE_NOT_CLEAR))
 		}
-		c.finishInode(ino, n, failedCsum)
-		return
+		// Declined: e2fsck goes on with the general checks below.
 	case ino == sb.OrphanFileInum() && ino != 0:
 		c.inodeUsed.Set(uint64(ino))
 		if sb.HasCompat(ondisk.CompatOrphanFile) {
@@ -459,8 +458,7 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 		if n.LinksCount() != 0 || n.BlocksLo() != 0 || n.Block(0) != 0 {
 			c.fix(p(problem.PR_1_ORPHAN_FILE_NOT_CLEAR))
 		}
-		c.finishInode(ino, n, failedCsum)
-		return
+		// Declined: e2fsck goes on with the general checks below.
 	case ino < f.FirstIno:
 		c.inodeUsed.Set(uint64(ino))
 		bad := false

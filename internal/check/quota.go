@@ -54,14 +54,6 @@ type quotaState struct {
 	dicts [quota.NumTypes]map[uint32]*quotaUsage // nil: type not tracked
 }
 
-// quotaStates holds the quota context of each run, keyed by the run's
-// in-use inode map: pass 1 allocates it afresh for every run (and restart)
-// and the worker shards, shallow copies of the Checker, share it.
-// TODO: make this a Checker field (set up where pass 1 allocates its maps)
-// once check.go can take one; until then quota accounting stays
-// self-contained in this file.
-var quotaStates sync.Map // *bitmap.Bitmap -> *quotaState
-
 // quotaInum returns the superblock's quota inode of type t.
 func (c *Checker) quotaInum(t quota.Type) uint32 {
 	switch t {
@@ -79,15 +71,14 @@ func (c *Checker) quotaInum(t quota.Type) uint32 {
 // quota_init_context(fs, 0): nil without the quota feature, and a table
 // for each type whose superblock inode is non-zero. gofsck never changes
 // the superblock, so creating it lazily sees what e2fsck sees before pass 1.
-func (c *Checker) quotaCtx() *quotaState {
+func (c *Checker) quotaCtx() *quotaState { return c.quota }
+
+// initQuota creates the run's quota context before pass 1 starts (the
+// worker shards share the pointer).
+func (c *Checker) initQuota() {
+	c.quota = nil
 	if !c.sb.HasRoCompat(ondisk.RoCompatQuota) {
-		return nil
-	}
-	if c.inodeUsed == nil {
-		return nil
-	}
-	if v, ok := quotaStates.Load(c.inodeUsed); ok {
-		return v.(*quotaState)
+		return
 	}
 	st := &quotaState{}
 	for t := range quota.NumTypes {
@@ -95,8 +86,7 @@ func (c *Checker) quotaCtx() *quotaState {
 			st.dicts[t] = make(map[uint32]*quotaUsage)
 		}
 	}
-	v, _ := quotaStates.LoadOrStore(c.inodeUsed, st)
-	return v.(*quotaState)
+	c.quota = st
 }
 
 // offIProjid is i_projid, valid when i_extra_isize covers it.
@@ -153,9 +143,6 @@ func (c *Checker) chargeQuota(ino uint32, n ondisk.Inode, space uint64, inodes u
 // the passes when the bitmaps are valid.
 func (c *Checker) checkQuotas() {
 	st := c.quotaCtx()
-	if c.inodeUsed != nil {
-		defer quotaStates.Delete(c.inodeUsed)
-	}
 	if st == nil || c.invalidBitmaps {
 		return
 	}

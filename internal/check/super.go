@@ -296,7 +296,7 @@ func (c *Checker) checkSuperFields() {
 // check.Options has no Force field yet; every gofsck run that reaches the
 // superblock checks with output worth comparing is a -f run, so this
 // assumes -f until the option is plumbed through.
-func (c *Checker) forced() bool { return true }
+func (c *Checker) forced() bool { return c.opt.Force }
 
 // SuperAborted reports whether a superblock check stopped the run (e2fsck
 // sets E2F_FLAG_ABORT and calls fatal_error(ctx, 0): nothing more is

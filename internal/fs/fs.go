@@ -74,6 +74,7 @@ var (
 	ErrShortRead    = errors.New("fs: attempt to read block from filesystem resulted in short read")
 	ErrJournalDev   = errors.New("fs: filesystem is an external journal device")
 	ErrRevTooHigh   = errors.New("fs: filesystem revision too high")
+	ErrUnknownCsum  = errors.New("fs: unknown checksum algorithm")
 )
 
 // UnsupportedError lists feature bits gofsck cannot check.
@@ -158,6 +159,9 @@ func openAt(dev blockdev.Device, off int64, sbBlock uint64, relaxed bool) (*FS, 
 	if sb.HasIncompat(ondisk.IncompatJournalDev) {
 		return nil, ErrJournalDev
 	}
+	if sb.HasRoCompat(ondisk.RoCompatMetadataCsum) && sb.ChecksumType() != 1 {
+		return nil, ErrUnknownCsum
+	}
 	if !sb.ChecksumValid() {
 		return nil, ErrSbCsum
 	}
@@ -184,10 +188,10 @@ func (f *FS) CheckFeatures() error {
 	c := f.SB.FeatureCompat() &^ ondisk.SupportedCompat
 	i := f.SB.FeatureIncompat() &^ ondisk.SupportedIncompat
 	r := f.SB.FeatureRoCompat() &^ ondisk.SupportedRoCompat
-	if i != 0 || r != 0 {
-		return &UnsupportedError{Incompat: i, RoCompat: r}
+	// e2fsck 1.47 refuses unknown compat bits too.
+	if c != 0 || i != 0 || r != 0 {
+		return &UnsupportedError{Compat: c, Incompat: i, RoCompat: r}
 	}
-	_ = c // unknown compat features are harmless by definition
 	return nil
 }
 
@@ -266,10 +270,9 @@ func (f *FS) geometry() error {
 	if sb.HasIncompat(ondisk.IncompatMetaBG) && sb.FirstMetaBG() > f.DescBlocks && !f.relaxed {
 		return bad("first_meta_bg", uint64(sb.FirstMetaBG()))
 	}
+	// s_first_ino is range-checked by the superblock checks (which stop
+	// the run); the library opens the filesystem regardless.
 	f.FirstIno = sb.FirstIno()
-	if sb.RevLevel() > 0 && (f.FirstIno < ondisk.GoodOldFirstIno || f.FirstIno > f.InodesCount) {
-		return bad("first_ino", uint64(f.FirstIno))
-	}
 	f.MetadataCsum = sb.HasRoCompat(ondisk.RoCompatMetadataCsum)
 	f.GdtCsum = f.MetadataCsum || sb.HasRoCompat(ondisk.RoCompatGdtCsum)
 	if f.MetadataCsum {
