@@ -214,18 +214,53 @@ func (c *Checker) checkEARefcounts() {
 		blks = append(blks, b)
 	}
 	sort.Slice(blks, func(i, j int) bool { return blks[i] < blks[j] })
+	buf := make([]byte, c.fs.BlockSize)
+	// Like e2fsck, each block is read again (with its checksum verified)
+	// before its count is reported; a block that cannot be read stops the
+	// run (PR_1_EXTATTR_READ_ABORT is fatal).
+	readable := func(b uint64) bool {
+		if err := c.eaBlockReadable(b, buf); err != "" {
+			c.fix(problem.Problem{Code: problem.PR_1_EXTATTR_READ_ABORT, Blk: b, Err: err})
+			return false
+		}
+		return true
+	}
 	for _, b := range blks {
 		r := c.eaSeen[b]
 		if r.extra != 0 {
+			if !readable(b) {
+				return
+			}
 			c.fix(problem.Problem{Code: problem.PR_1_EXTATTR_REFCOUNT, Blk: b, BlkCount: int64(r.orig), Num: uint64(r.orig) + uint64(r.extra)})
 		}
 	}
 	for _, b := range blks {
 		r := c.eaSeen[b]
 		if r.remaining != 0 {
+			if !readable(b) {
+				return
+			}
 			c.fix(problem.Problem{Code: problem.PR_1_EXTATTR_REFCOUNT, Blk: b, BlkCount: int64(r.orig), Num: uint64(int64(r.orig) - int64(int32(r.remaining)))})
 		}
 	}
+}
+
+// eaBlockReadable is the library's EA block read: the header must be valid
+// and, with metadata_csum, the checksum must match. It returns the
+// library's error text, "" when the block reads.
+func (c *Checker) eaBlockReadable(b uint64, buf []byte) string {
+	f := c.fs
+	if err := f.ReadBlock(b, buf); err != nil {
+		return "Attempt to read block from filesystem resulted in short read"
+	}
+	x := ondisk.XattrBlock(buf)
+	if (x.Magic() != ondisk.XattrMagic && x.Magic() != ondisk.XattrMagicV1) || x.Blocks() != 1 {
+		return "Extended attribute block has a bad header"
+	}
+	if f.MetadataCsum && x.ComputeChecksum(f.CsumSeed, b) != x.Checksum() {
+		return "Extended attribute block checksum does not match block"
+	}
+	return ""
 }
 
 // handleHtree checks an INDEX_FL inode's htree root (pass 1). It returns
