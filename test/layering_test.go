@@ -1,0 +1,106 @@
+package test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"gofsck/internal/testfs"
+)
+
+// allowedImports lists, for every package of the module, the module
+// packages it may import (style.md's layering: one-way, format separate
+// from I/O). Standard-library imports are checked separately: the leaves
+// and ondisk may not use os, syscall or unsafe.
+var allowedImports = map[string][]string{
+	"internal/csum":        nil,
+	"internal/dirhash":     nil,
+	"internal/getopt":      nil,
+	"internal/bitmap":      nil,
+	"internal/problem":     nil,
+	"internal/plot":        nil,
+	"internal/quota":       nil,
+	"internal/ondisk":      {"internal/csum"},
+	"internal/ondisk/jbd2": {"internal/csum"},
+	"internal/blockdev":    nil,
+	"internal/fs":          {"internal/ondisk", "internal/blockdev", "internal/csum"},
+	"internal/journal":     {"internal/ondisk/jbd2", "internal/csum"},
+	"internal/iotrace":     {"internal/blockdev"},
+	"internal/freefrag":    {"internal/fs", "internal/ondisk", "internal/bitmap", "internal/blockdev", "internal/csum"},
+	"internal/dump":        {"internal/fs", "internal/ondisk", "internal/ondisk/jbd2", "internal/blockdev", "internal/csum"},
+	// check opens an external journal device (-j) through blockdev.
+	"internal/check": {"internal/fs", "internal/journal", "internal/ondisk", "internal/ondisk/jbd2", "internal/bitmap",
+		"internal/problem", "internal/dirhash", "internal/csum", "internal/blockdev", "internal/quota"},
+	"internal/testfs": nil,
+}
+
+// pureStd are the packages that must not touch the system.
+var pureStd = []string{"internal/csum", "internal/dirhash", "internal/bitmap", "internal/ondisk", "internal/ondisk/jbd2", "internal/plot", "internal/quota", "internal/problem", "internal/getopt"}
+
+// TestLayering keeps imports one-way: a package imports only what its line
+// in allowedImports names (transitively too), nothing imports cmd/, and
+// only test code imports internal/testfs.
+func TestLayering(t *testing.T) {
+	root, err := testfs.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", "./...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 15 {
+		t.Fatalf("go list found only %d packages", len(lines))
+	}
+	for _, line := range lines {
+		parts := strings.Split(line, "|")
+		pkg := strings.TrimPrefix(parts[0], "gofsck/")
+		var own, std []string
+		for _, d := range strings.Fields(parts[2]) {
+			if strings.HasPrefix(d, "gofsck/") {
+				own = append(own, strings.TrimPrefix(d, "gofsck/"))
+			}
+		}
+		for _, d := range strings.Fields(parts[1]) {
+			if !strings.HasPrefix(d, "gofsck/") {
+				std = append(std, d)
+			}
+		}
+		for _, d := range own {
+			if strings.HasPrefix(d, "cmd/") {
+				t.Errorf("%s imports %s: nothing may import a command", pkg, d)
+			}
+			if d == "internal/testfs" {
+				t.Errorf("%s imports internal/testfs, which only tests may use", pkg)
+			}
+		}
+		allowed, listed := allowedImports[pkg]
+		if !listed {
+			continue // commands and test packages may import any internal package
+		}
+		for _, d := range own {
+			ok := false
+			for _, a := range allowed {
+				if d == a {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("%s may not import %s (allowed: %v)", pkg, d, allowed)
+			}
+		}
+		for _, p := range pureStd {
+			if pkg != p {
+				continue
+			}
+			for _, d := range std {
+				if d == "os" || d == "syscall" || d == "unsafe" || d == "os/exec" {
+					t.Errorf("%s must not depend on %s (no I/O below blockdev)", pkg, d)
+				}
+			}
+		}
+	}
+}
