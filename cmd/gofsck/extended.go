@@ -9,7 +9,8 @@ import (
 
 // extendedOptions are the parsed -E options.
 type extendedOptions struct {
-	threads int // threads=N: workers for the parallel passes (0: one per CPU)
+	threads int    // threads=N: workers for the parallel passes (0: one per CPU)
+	trace   string // trace=FILE: record every device read to FILE (iotrace format)
 }
 
 // extendedHelp is printed for an unknown -E option, as e2fsck does, with
@@ -33,6 +34,7 @@ is set off by an equals ('=') sign.  Valid extended options are:
 	fixes_only
 	check_encoding
 	threads=<number of workers (gofsck)>
+	trace=<file to record the I/O of the check in (gofsck)>
 
 `
 
@@ -54,6 +56,12 @@ func parseExtended(list []string, stderr io.Writer) (extendedOptions, int, bool)
 				return x, 1, false
 			}
 			x.threads = n
+		case "trace":
+			if !hasVal || val == "" {
+				fmt.Fprintf(stderr, "Invalid trace parameter\n")
+				return x, 1, false
+			}
+			x.trace = val
 		case "ea_ver", "readahead_kb":
 			if !hasVal {
 				fmt.Fprintf(stderr, "Invalid %s parameter\n", key)

@@ -23,6 +23,7 @@ import (
 	"gofsck/internal/check"
 	"gofsck/internal/fs"
 	"gofsck/internal/getopt"
+	"gofsck/internal/iotrace"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -197,8 +198,8 @@ is corrupt, and you might try running %s with an alternate superblock:
 
 // openFS opens the device and the filesystem, trying backup superblocks
 // when the primary is unusable, as e2fsck does.
-func openFS(o *options, stdout, stderr io.Writer) (*blockdev.File, *fs.FS, int) {
-	dev, err := blockdev.Open(o.device, true, false)
+func openFS(o *options, stdout, stderr io.Writer) (blockdev.Device, *fs.FS, int) {
+	file, err := blockdev.Open(o.device, true, false)
 	if err != nil {
 		var oe *blockdev.OpenError
 		errors.As(err, &oe)
@@ -222,6 +223,11 @@ func openFS(o *options, stdout, stderr io.Writer) (*blockdev.File, *fs.FS, int) 
 			fatal(o, stderr, "%v while trying to open %s", err, o.device)
 		}
 		return nil, nil, problem.ExitError
+	}
+	var dev blockdev.Device = file
+	if o.ext.trace != "" {
+		// Record every read of the check for iowatch.
+		dev = iotrace.New(file)
 	}
 	f, err := openWithFallback(o, dev, stdout, stderr)
 	if err != nil {
@@ -374,6 +380,13 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		return code
 	}
 	defer dev.Close()
+	if rec, ok := dev.(*iotrace.Recorder); ok {
+		defer func() {
+			if err := rec.Save(o.ext.trace); err != nil {
+				fatal(o, stderr, "writing I/O trace: %v", err)
+			}
+		}()
+	}
 	name := deviceName(o, f)
 	if err := f.CheckFeatures(); err != nil {
 		var ue *fs.UnsupportedError
