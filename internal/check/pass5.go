@@ -3,6 +3,9 @@ package check
 import (
 	"context"
 	"math/bits"
+	"slices"
+	"sort"
+	"sync"
 
 	"gofsck/internal/bitmap"
 	"gofsck/internal/ondisk"
@@ -29,13 +32,17 @@ func (c *Checker) loadBitmaps() *diskBitmaps {
 		blocks: bitmap.New(firstCluster + uint64(f.Groups)*cpg),
 		inodes: bitmap.New(1 + uint64(f.Groups)*ipg),
 	}
-	buf := make([]byte, f.BlockSize)
+	pf := &bitmapPrefetch{c: c}
 	for g := uint32(0); g < f.Groups; g++ {
+		if g%bitmapWindow == 0 {
+			pf.load(g, min(g+bitmapWindow, f.Groups))
+		}
 		gd := f.Group(g)
 		csumOK := f.GdtCsum && gd.ChecksumValid(c.sb, g)
 		base := firstCluster + uint64(g)*cpg
 		if !(csumOK && gd.Flags()&ondisk.BgBlockUninit != 0) {
-			if b := gd.BlockBitmap(); b != 0 && b < f.BlocksCount && f.ReadBlock(b, buf) == nil {
+			if b := gd.BlockBitmap(); b != 0 && b < f.BlocksCount && pf.get(b) != nil {
+				buf := pf.get(b)
 				setBits(d.blocks, base, buf, cpg)
 				if !allFF(buf[cpg/8:]) {
 					d.blockTail = true
@@ -53,7 +60,8 @@ func (c *Checker) loadBitmaps() *diskBitmaps {
 		}
 		ibase := 1 + uint64(g)*ipg
 		if !(csumOK && gd.Flags()&ondisk.BgInodeUninit != 0) {
-			if b := gd.InodeBitmap(); b != 0 && b < f.BlocksCount && f.ReadBlock(b, buf) == nil {
+			if b := gd.InodeBitmap(); b != 0 && b < f.BlocksCount && pf.get(b) != nil {
+				buf := pf.get(b)
 				setBits(d.inodes, ibase, buf, ipg)
 				if !allFF(buf[ipg/8:]) {
 					d.inodeTail = true
@@ -323,3 +331,86 @@ func (c *Checker) checkBlockEnd(d *diskBitmaps) {
 		c.fix(problem.Problem{Code: problem.PR_5_BLOCK_BMAP_PADDING})
 	}
 }
+
+// bitmapWindow is how many groups' bitmaps are read ahead at once: a
+// window's blocks are sorted, coalesced into runs (flex_bg keeps them
+// contiguous) and read by several goroutines, instead of one small read
+// per bitmap in group order.
+const bitmapWindow = 1024
+
+// bitmapPrefetch holds one window of bitmap blocks.
+type bitmapPrefetch struct {
+	c      *Checker
+	blocks map[uint64][]byte
+	buf    []byte
+}
+
+// load reads the bitmaps of groups [g0, g1).
+func (p *bitmapPrefetch) load(g0, g1 uint32) {
+	f := p.c.fs
+	var want []uint64
+	for g := g0; g < g1; g++ {
+		gd := f.Group(g)
+		for _, b := range []uint64{gd.BlockBitmap(), gd.InodeBitmap()} {
+			if b != 0 && b < f.BlocksCount {
+				want = append(want, b)
+			}
+		}
+	}
+	sort.Slice(want, func(i, j int) bool { return want[i] < want[j] })
+	want = slices.Compact(want)
+	need := len(want) * f.BlockSize
+	if cap(p.buf) < need {
+		p.buf = make([]byte, need)
+	}
+	p.buf = p.buf[:need]
+	p.blocks = make(map[uint64][]byte, len(want))
+	type run struct{ start, idx, n int }
+	var runs []run
+	for i := 0; i < len(want); {
+		j := i + 1
+		for j < len(want) && want[j] == want[j-1]+1 && j-i < 256 {
+			j++
+		}
+		runs = append(runs, run{i, i, j - i})
+		i = j
+	}
+	ok := make([]bool, len(runs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(p.c.workers()*2, max(len(runs), 1)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range next {
+				rr := runs[r]
+				dst := p.buf[rr.idx*f.BlockSize : (rr.idx+rr.n)*f.BlockSize]
+				ok[r] = f.ReadBlock(want[rr.start], dst) == nil
+			}
+		}()
+	}
+	for r := range runs {
+		next <- r
+	}
+	close(next)
+	wg.Wait()
+	for r, rr := range runs {
+		if !ok[r] {
+			// Read the run block by block so one bad block does not hide
+			// the others.
+			for k := 0; k < rr.n; k++ {
+				dst := p.buf[(rr.idx+k)*f.BlockSize : (rr.idx+k+1)*f.BlockSize]
+				if f.ReadBlock(want[rr.start+k], dst) == nil {
+					p.blocks[want[rr.start+k]] = dst
+				}
+			}
+			continue
+		}
+		for k := 0; k < rr.n; k++ {
+			p.blocks[want[rr.start+k]] = p.buf[(rr.idx+k)*f.BlockSize : (rr.idx+k+1)*f.BlockSize]
+		}
+	}
+}
+
+// get returns a prefetched bitmap block, nil when it could not be read.
+func (p *bitmapPrefetch) get(b uint64) []byte { return p.blocks[b] }
