@@ -423,7 +423,9 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	end := problem.RunEnd{ReadOnly: true, SuperWasValid: f.SB.State()&ondisk.StateValid != 0}
 	jerr := chk.CheckJournal()
 	if rep.Aborted() {
-		// A fatal journal problem: e2fsck stops without "aborted".
+		// A fatal journal problem: e2fsck stops without "aborted". The
+		// filesystem has not been marked valid yet at this point.
+		rep.MarkInvalid()
 		return fatalExit(rep, end, name, stdout)
 	}
 	if jerr != "" {
