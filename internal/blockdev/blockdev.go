@@ -204,3 +204,21 @@ var (
 	_ Device = (*File)(nil)
 	_ Device = (*Mem)(nil)
 )
+
+// Prefetcher is implemented by devices that can start reading a range in
+// the background (so that later reads find it cached).
+type Prefetcher interface {
+	Prefetch(off, n int64)
+}
+
+// Prefetch asks the kernel to read [off, off+n) ahead (POSIX_FADV_WILLNEED).
+// It returns at once; errors are ignored since it is only a hint.
+func (d *File) Prefetch(off, n int64) {
+	if n <= 0 {
+		return
+	}
+	const fadvWillNeed = 3 // POSIX_FADV_WILLNEED
+	syscall.Syscall6(syscall.SYS_FADVISE64, d.f.Fd(), uintptr(off), uintptr(n), fadvWillNeed, 0, 0)
+}
+
+var _ Prefetcher = (*File)(nil)

@@ -43,7 +43,7 @@ type Options struct {
 	Force bool
 	// ExternalJournal is the -j path of an external journal device.
 	ExternalJournal string
-	// Workers is the number of goroutines the passes may use (0: one per
+	// Workers is the number of goroutines the passes may use (0: two per
 	// CPU).
 	Workers int
 	// Passes, when set, is told when each pass starts and ends (for -t).

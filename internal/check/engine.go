@@ -137,12 +137,15 @@ type sharedState struct {
 	encPolicy   map[uint32]string
 }
 
-// workers returns the number of workers to use.
+// workers returns the number of workers to use: by default two per CPU,
+// so that a worker waiting for a read (extent blocks, directory blocks on
+// a cold cache) does not leave a CPU idle; the prefetch hints keep more
+// reads in flight still.
 func (c *Checker) workers() int {
 	if c.opt.Workers > 0 {
 		return c.opt.Workers
 	}
-	return runtime.NumCPU()
+	return 2 * runtime.NumCPU()
 }
 
 // answerer returns the sink's predictor, or nil when answers cannot be
@@ -172,7 +175,16 @@ func (c *Checker) shard(rec *recSink) *Checker {
 // order. work fills a unit's shard; replay consumes it on the calling
 // goroutine. At most lookahead units are finished ahead of the replay
 // cursor, which bounds memory. A true return from replay stops the run.
-func (c *Checker) runUnits(ctx context.Context, n int, work func(i int, w *Checker), replay func(i int, w *Checker) bool) error {
+//
+// prefetch, when not nil, is called for units ahead of the ones being
+// worked on, to start their reads in the background: the device then has
+// many requests in flight while the workers stay one per CPU.
+func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int), work func(i int, w *Checker), replay func(i int, w *Checker) bool) error {
+	ahead := func(i int) {
+		if prefetch != nil && i < n {
+			prefetch(i)
+		}
+	}
 	a := c.answerer()
 	nw := c.workers()
 	// Only a read-only check may run in parallel: with "yes" answers some
@@ -183,6 +195,11 @@ func (c *Checker) runUnits(ctx context.Context, n int, work func(i int, w *Check
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if i == 0 {
+				ahead(0)
+				ahead(1)
+			}
+			ahead(i + 2)
 			rec := &recSink{direct: c.sink}
 			w := c.shard(rec)
 			work(i, w)
@@ -229,15 +246,20 @@ func (c *Checker) runUnits(ctx context.Context, n int, work func(i int, w *Check
 		}()
 	}
 	wg.Add(1)
+	dist := 2 * nw
 	go func() {
 		defer wg.Done()
 		defer close(next)
+		for i := 0; i < dist; i++ {
+			ahead(i)
+		}
 		for i := 0; i < n; i++ {
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
 				return
 			}
+			ahead(i + dist)
 			select {
 			case next <- i:
 			case <-ctx.Done():

@@ -77,6 +77,11 @@ func (c *Checker) pass1(ctx context.Context) error {
 		c.inodeBB = bitmap.New(n)
 	}
 	err := c.runUnits(ctx, int(f.Groups),
+		func(i int) {
+			if table, blocks := c.usedInodeTable(uint32(i)); blocks > 0 {
+				f.Prefetch(table, blocks)
+			}
+		},
 		func(i int, w *Checker) { w.scanGroup(uint32(i)) },
 		c.mergePass1Unit)
 	if err != nil {
@@ -98,6 +103,28 @@ var scratchPool sync.Pool
 type pass1Scratch struct {
 	s     *inodeScratch
 	chunk []byte
+}
+
+// usedInodeTable returns the start and length in blocks of the part of
+// group g's inode table that pass 1 reads (0 blocks when none).
+func (c *Checker) usedInodeTable(g uint32) (uint64, uint64) {
+	f := c.fs
+	ipg := f.InodesPerGroup
+	gd := f.Group(g)
+	limit := ipg
+	if c.skipUninit {
+		if gd.Flags()&ondisk.BgInodeUninit != 0 {
+			return 0, 0
+		}
+		if u := gd.ItableUnused(); u <= ipg {
+			limit = ipg - u
+		}
+	}
+	table := gd.InodeTable()
+	if table == 0 || table < f.FirstDataBlock || table+uint64(f.InodeBlocksPerGroup) > f.BlocksCount {
+		return 0, 0
+	}
+	return table, (uint64(limit)*uint64(f.InodeSize) + uint64(f.BlockSize) - 1) >> f.BlockBits
 }
 
 // scanGroup checks the used inodes of group g (a work unit).

@@ -116,7 +116,20 @@ func (c *Checker) pass2(ctx context.Context) error {
 	}
 	const unitBlocks = 256
 	units := (len(c.dblist) + unitBlocks - 1) / unitBlocks
-	err := c.runUnits(ctx, units, func(i int, w *Checker) {
+	err := c.runUnits(ctx, units, func(i int) {
+		lo := i * unitBlocks
+		list := c.dblist[lo:min(lo+unitBlocks, len(c.dblist))]
+		for k := 0; k < len(list); {
+			j := k + 1
+			for j < len(list) && list[j].blk != 0 && list[j].blk == list[j-1].blk+1 {
+				j++
+			}
+			if list[k].blk != 0 {
+				f.Prefetch(list[k].blk, uint64(j-k))
+			}
+			k = j
+		}
+	}, func(i int, w *Checker) {
 		lo := i * unitBlocks
 		w.pass2Unit(c.dblist[lo:min(lo+unitBlocks, len(c.dblist))])
 	}, c.mergePass2Unit)

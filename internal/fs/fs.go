@@ -592,3 +592,15 @@ func (h *spanHeap) Swap(i, j int)      { h.s[i], h.s[j] = h.s[j], h.s[i] }
 func (h *spanHeap) Push(x any)         { h.s = append(h.s, x.(span2)) }
 func (h *spanHeap) Pop() any           { v := h.s[len(h.s)-1]; h.s = h.s[:len(h.s)-1]; return v }
 func (h *spanHeap) peek() span2        { return h.s[0] }
+
+// Prefetch hints that blocks [blk, blk+n) will be read soon, when the
+// device supports it (see blockdev.Prefetcher). Out-of-range requests are
+// ignored.
+func (f *FS) Prefetch(blk, n uint64) {
+	p, ok := f.Dev.(blockdev.Prefetcher)
+	if !ok || blk >= f.BlocksCount || n == 0 {
+		return
+	}
+	n = min(n, f.BlocksCount-blk)
+	p.Prefetch(int64(blk)<<f.BlockBits, int64(n)<<f.BlockBits)
+}
