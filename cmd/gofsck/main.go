@@ -293,6 +293,9 @@ func openWithFallback(o *options, dev blockdev.Device, stdout, stderr io.Writer)
 			continue
 		default:
 			fmt.Fprintf(stdout, badSuperHint, o.prog, o.prog, o.prog)
+			if errors.Is(err, fs.ErrBadMagic) {
+				reportForeign(stdout, o.device, dev)
+			}
 		}
 		return nil, err
 	}

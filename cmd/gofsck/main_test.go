@@ -108,11 +108,20 @@ func TestBadInputMatchesE2fsck(t *testing.T) {
 	if err := os.WriteFile(truncated, head, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A swap area: both name what the device holds instead.
+	swap := filepath.Join(dir, "swap.img")
+	if err := os.WriteFile(swap, make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mkswap", "-L", "spare", swap).CombinedOutput(); err != nil {
+		t.Fatalf("mkswap (util-linux): %v\n%s", err, out)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
 		exit int
 	}{
+		{"swap area", []string{"-fn", swap}, 8},
 		{"missing file", []string{"-fn", filepath.Join(dir, "does-not-exist")}, 8},
 		{"directory", []string{"-fn", dir}, 8},
 		{"zeros", []string{"-fn", zeros}, 8},
@@ -191,7 +200,7 @@ func TestReadOnlyNeverWrites(t *testing.T) {
 	// runs the whole check too.
 	dirty := filepath.Join(dir, "dirty.img")
 	testfs.Decompress(t, filepath.Join("..", "..", "internal", "check", "testdata", "ext2.img.gz"), dirty)
-	testfs.WriteAt(t, dirty, 1024+0x3A, []byte{2, 0}) // s_state = ERROR_FS
+	testfs.WriteAt(t, dirty, 1024+0x3A, []byte{2, 0})         // s_state = ERROR_FS
 	testfs.WriteAt(t, dirty, 5*1024+11*128, make([]byte, 64)) // inode 12 (/a), table at block 5
 	for _, img := range []string{clean, damaged, dirty} {
 		for _, args := range [][]string{{"-n"}, {"-fn"}, {"-fnv"}, {"-fn", "-b", "8193"}} {
