@@ -115,20 +115,32 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 	}
 	seed := sb.HashSeed()
 	var ents []hashEntry
-	ok := c.iterateDir(dir, func(ino uint32, name []byte) bool {
-		if len(name) == 0 {
-			return false
-		}
-		if !compress && (string(name) == "." || string(name) == "..") {
+	var ok bool
+	for {
+		ents = ents[:0]
+		dirSize := 0 // the bytes the entries would take, as the rebuild counts them
+		ok = c.iterateDir(dir, func(ino uint32, name []byte) bool {
+			if len(name) == 0 {
+				return false
+			}
+			if !compress && (string(name) == "." || string(name) == "..") {
+				return true
+			}
+			e := hashEntry{ino: ino, name: append([]byte(nil), name...)}
+			if !compress {
+				e.hash, e.minor, _ = dirhash.Hash(hv, name, &seed)
+			}
+			dirSize += (len(name) + 8 + 3) &^ 3
+			ents = append(ents, e)
 			return true
+		})
+		// Entries that fit in one block are not indexed: the rebuild
+		// starts over in compress mode, which sorts by name.
+		if !ok || compress || dirSize >= int(f.BlockSize)-24 {
+			break
 		}
-		e := hashEntry{ino: ino, name: append([]byte(nil), name...)}
-		if !compress {
-			e.hash, e.minor, _ = dirhash.Hash(hv, name, &seed)
-		}
-		ents = append(ents, e)
-		return true
-	})
+		compress = true
+	}
 	if !ok {
 		c.fix(problem.Problem{Code: problem.PR_3A_OPTIMIZE_DIR_ERR, Dir: dir, Err: "Directory block checksum does not match directory block"})
 		return
