@@ -32,6 +32,8 @@ func runSplit(t *testing.T, timeout time.Duration, prog string, args ...string) 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prog, args...)
+	// argv[0] is what both programs print as their name.
+	cmd.Args[0] = filepath.Base(prog)
 	cmd.Env = append(os.Environ(), "E2FSCK_CONFIG=/dev/null", "TZ=UTC")
 	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer

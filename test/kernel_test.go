@@ -17,8 +17,9 @@ import (
 // line, with 1 worker and with several.
 func TestKernelImagesClean(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
-	populate := func(mnt string) {
+	populate := func(t *testing.T, mnt string) {
 		must := func(err error) {
+			t.Helper()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,8 +69,10 @@ func TestKernelImagesClean(t *testing.T) {
 		must(os.Link(filepath.Join(tree, "d00", "f01"), filepath.Join(mnt, "hard")))
 		must(os.Symlink("tree/d00/f02", filepath.Join(mnt, "short-link")))
 		must(os.Symlink(strings.Repeat("long/", 30)+"target", filepath.Join(mnt, "long-link")))
-		for i := 0; i < 30; i++ {
-			must(setxattr(filepath.Join(tree, "d01", fmt.Sprintf("f%02d", i%20)), fmt.Sprintf("user.k%d", i), strings.Repeat("v", 100+i*40)))
+		// One attribute per file: this kernel refuses a second block
+		// attribute on some files with ENOSPC, which is not what we test.
+		for i := 0; i < 20; i++ {
+			must(setxattr(filepath.Join(tree, "d01", fmt.Sprintf("f%02d", i)), fmt.Sprintf("user.k%d", i), strings.Repeat("v", 100+i*40)))
 		}
 	}
 	for _, mk := range [][]string{
@@ -80,7 +83,7 @@ func TestKernelImagesClean(t *testing.T) {
 	} {
 		name := strings.Join(mk, " ")
 		t.Run(name, func(t *testing.T) {
-			img := testfs.KernelImage(t, 64<<20, mk, populate)
+			img := testfs.KernelImage(t, 256<<20, mk, func(mnt string) { populate(t, mnt) })
 			eout, eexit := testfs.E2fsck(t, img, "-fn")
 			if eexit != 0 {
 				t.Fatalf("e2fsck -fn finds the kernel-made image unclean (exit %d):\n%s", eexit, eout)
