@@ -97,7 +97,7 @@ func checkImageLimit(t testing.TB, img []byte, allocLimit uint64, timeLimit time
 			}
 			done <- r
 		}()
-		r.out = runWholeCheck(img)
+		r.out = runWholeCheck(img, timeLimit)
 	}()
 	var peak uint64
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -134,7 +134,7 @@ func checkImageLimit(t testing.TB, img []byte, allocLimit uint64, timeLimit time
 	}
 }
 
-func runWholeCheck(img []byte) checkOutcome {
+func runWholeCheck(img []byte, timeLimit time.Duration) checkOutcome {
 	dev := &blockdev.Mem{Data: img, ReadOnly: true}
 	f, err := fs.Open(dev, fs.Options{})
 	if err != nil && (errors.Is(err, fs.ErrCorruptSuper) || errors.Is(err, fs.ErrBadDescSize)) {
@@ -165,7 +165,7 @@ func runWholeCheck(img []byte) checkOutcome {
 	}
 	chk.CheckResizeInode()
 	out.Stage = "run"
-	ctx, cancel := context.WithTimeout(context.Background(), checkTimeLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), timeLimit)
 	defer cancel()
 	err = chk.Run(ctx)
 	if err != nil {
