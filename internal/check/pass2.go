@@ -335,9 +335,11 @@ type dirWorker struct {
 	ibuf    []byte
 	scratch []byte
 	s       *inodeScratch
-	names   map[uint64]int32 // per-block duplicate-name index: name hash -> entry offset
-	unit    []byte           // the unit's blocks
-	unitErr []error          // read error per block of the unit
+	names   map[uint64]int32   // per-block duplicate-name index: name hash -> entry offset
+	unit    []byte             // the unit's blocks
+	unitErr []error            // read error per block of the unit
+	di      problem.DirentInfo // the entry being checked
+	lastDi  problem.DirentInfo // the last entry decoded in the block
 }
 
 // readInode reads an inode outside the pass-1 scan.
@@ -514,7 +516,10 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 	prevOff := -1
 	recLen := 0
 	modified := false
-	var lastDirent problem.DirentInfo
+	// The entry being checked and the last one seen live in the worker,
+	// so that passing them by pointer does not allocate per entry (a
+	// recording sink copies what it keeps).
+	lastDirent := &w.lastDi
 	for {
 		var d ondisk.Dirent
 		var name []byte
@@ -528,11 +533,11 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 			}
 			d, _ = ondisk.DecodeDirent(area, offset, f.BlockSize)
 			nameLen := d.NameLen
-			di := direntInfo(area, offset, d)
-			lastDirent = di
+			w.di = direntInfo(area, offset, d)
+			*lastDirent = w.di
 			if offset+recLen > maxSize || recLen < 12 || recLen%4 != 0 || ondisk.DirRecLen(nameLen, 0) > recLen {
 				q := base
-				q.Code, q.Num, q.Dirent = problem.PR_2_DIR_CORRUPTED, uint64(offset), &di
+				q.Code, q.Num, q.Dirent = problem.PR_2_DIR_CORRUPTED, uint64(offset), &w.di
 				if c.fix(q) {
 					return true
 				}
@@ -557,11 +562,11 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 			}
 			recLen = d.RecLen
 		}
-		di := problem.DirentInfo{Ino: d.Ino, RecLen: uint32(d.RecLen), NameLen: uint8(d.NameLen), FileType: d.FileType, Name: name}
-		lastDirent = di
+		w.di = problem.DirentInfo{Ino: d.Ino, RecLen: uint32(d.RecLen), NameLen: uint8(d.NameLen), FileType: d.FileType, Name: name}
+		*lastDirent = w.di
 		p := base
 		p.Num = uint64(offset)
-		p.Dirent = &di
+		p.Dirent = &w.di
 		ask := func(code problem.Code) bool {
 			q := p
 			q.Code = code
@@ -615,7 +620,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 		q := base
 		q.Code = problem.PR_2_FINAL_RECLEN
 		q.Num = uint64(recLen + offset - maxSize)
-		q.Dirent = &lastDirent
+		q.Dirent = lastDirent
 		c.fix(q)
 	}
 	if !modified && isLeaf && inlineSize == 0 && failedCsum {
