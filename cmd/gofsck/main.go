@@ -412,6 +412,7 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	var tm *timer
 	if o.timing > 0 {
 		tm = newTimer(stdout, dev, o.timing > 1)
+		tm.estimate = check.EstimateMemory(f, o.ext.threads)
 		copt.Passes = tm
 	}
 	copt.Force = o.force

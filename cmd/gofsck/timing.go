@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gofsck/internal/blockdev"
+	"gofsck/internal/check"
 )
 
 // resources is a snapshot of time, CPU and I/O used, like e2fsck's
@@ -41,6 +42,9 @@ type timer struct {
 	perPass bool
 	start   resources
 	pass    resources
+	// estimate, printed before pass 1, is what the check's large
+	// structures will take (e2fsck prints no such line).
+	estimate check.MemoryEstimate
 }
 
 func newTimer(out io.Writer, dev blockdev.Device, perPass bool) *timer {
@@ -50,6 +54,12 @@ func newTimer(out io.Writer, dev blockdev.Device, perPass bool) *timer {
 
 // PassStart implements check.PassObserver.
 func (t *timer) PassStart(name string) {
+	if name == "Pass 1" && t.estimate.Total() > 0 {
+		e := t.estimate
+		kb := func(v uint64) uint64 { return (v + 1023) / 1024 }
+		fmt.Fprintf(t.out, "Memory estimate: %dk (inode maps %dk, block maps %dk, link counts %dk, directories %dk, worker buffers %dk)\n",
+			kb(e.Total()), kb(e.InodeMaps), kb(e.BlockMaps), kb(e.LinkCounts), kb(e.Dirs), kb(e.Workers))
+	}
 	t.pass = snapshot(t.dev)
 	if t.perPass && name == "Pass 3" {
 		t.report("Peak memory: ", t.start, false)

@@ -128,8 +128,8 @@ type Checker struct {
 	blockMeta  *bitmap.Bitmap
 	dupCount   int
 
-	linkInfo []uint16 // i_links_count of in-use inodes (pass 1)
-	refCount []uint16 // references counted in pass 2
+	linkInfo *counts // i_links_count of in-use inodes (pass 1)
+	refCount *counts // references counted in pass 2
 
 	dblist []dirBlock
 	dirs   []dirInfo

@@ -59,7 +59,7 @@ func (c *Checker) pass1(ctx context.Context) error {
 	c.blockFound = bitmap.New(clusters)
 	c.blockMeta = bitmap.New(clusters)
 	c.blockDup = bitmap.New(clusters)
-	c.linkInfo = make([]uint16, n)
+	c.linkInfo = newCounts(n)
 	c.shared = &sharedState{
 		eaCache:     map[uint64]*eaEntry{},
 		eaInodeRefs: map[uint32]uint64{},
@@ -375,7 +375,7 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 		c.fix(p(problem.PR_1_LOW_DTIME))
 	}
 	if n.LinksCount() != 0 {
-		c.linkInfo[ino] = n.LinksCount()
+		c.linkInfo.Set(ino, n.LinksCount())
 	} else if ino >= f.FirstIno && !isReservedQuota(ino) {
 		if n.Dtime() == 0 && n.Mode() != 0 {
 			c.fix(p(problem.PR_1_ZERO_DTIME))

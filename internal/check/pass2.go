@@ -69,7 +69,7 @@ type dxDirState struct {
 // engine.go and the p2* methods).
 func (c *Checker) pass2(ctx context.Context) error {
 	f := c.fs
-	c.refCount = make([]uint16, uint64(f.InodesCount)+1)
+	c.refCount = newCounts(uint64(f.InodesCount) + 1)
 	if c.rehash == nil {
 		c.rehash = map[uint32]bool{}
 	}
@@ -290,10 +290,7 @@ func (c *Checker) replayEvents(evs []event) {
 
 // addRef counts one directory reference to ino (pass 2's icount).
 func (c *Checker) addRef(ino uint32) {
-	if c.refCount[ino] < 0xFFFF {
-		c.refCount[ino]++
-	}
-	if c.refCount[ino] > 1 {
+	if c.refCount.Add(ino) > 1 {
 		c.stats.Links++
 	}
 }

@@ -30,8 +30,8 @@ func (c *Checker) pass4(ctx context.Context) error {
 		if !c.inodeUsed.Test(uint64(i)) || (c.inodeBB != nil && c.inodeBB.Test(uint64(i))) {
 			continue
 		}
-		linkCount := uint32(c.linkInfo[i])
-		counted := uint32(c.refCount[i])
+		linkCount := uint32(c.linkInfo.Get(i))
+		counted := uint32(c.refCount.Get(i))
 		if counted == 0 {
 			if c.inodeBad.Test(uint64(i)) && w.processBadInode(0, i) {
 				continue

@@ -1,0 +1,64 @@
+package check
+
+import "gofsck/internal/fs"
+
+// MemoryEstimate is what a check is expected to allocate for its large
+// structures, computed from the superblock and group descriptors before
+// the check starts. All sizes are in bytes.
+type MemoryEstimate struct {
+	InodeMaps  uint64 // in-use, directory, regular and bad inode bitmaps
+	BlockMaps  uint64 // found, metadata and duplicate cluster bitmaps
+	LinkCounts uint64 // i_links_count seen in pass 1 and references counted in pass 2
+	Dirs       uint64 // per-directory records and at least one directory-list entry each
+	Workers    uint64 // read buffers of the pass 1 and pass 2 workers
+}
+
+// Total is the sum of the parts.
+func (m MemoryEstimate) Total() uint64 {
+	return m.InodeMaps + m.BlockMaps + m.LinkCounts + m.Dirs + m.Workers
+}
+
+// Sizes of the per-item records the estimate counts; they follow the
+// types in check.go and pass2.go.
+const (
+	dirInfoBytes  = 20 // dirInfo
+	dirBlockBytes = 16 // dirBlock
+	// A pass 1 worker reads up to 64 blocks of inode table at once and
+	// keeps a few single-block buffers besides.
+	workerBlocks = 64 + 6
+)
+
+// EstimateMemory returns the memory a check of f with the given number of
+// workers (0: the default) will need for its large structures. The number
+// of directories comes from the group descriptors, bounded by the inode
+// count since descriptors are not trusted; directories with more than one
+// block make the real figure larger.
+func EstimateMemory(f *fs.FS, workers int) MemoryEstimate {
+	if workers <= 0 {
+		workers = (&Checker{}).workers()
+	}
+	n := uint64(f.InodesCount) + 1
+	clusters := (f.BlocksCount + (1 << f.ClusterBits) - 1) >> f.ClusterBits
+	bytesOf := func(bits uint64) uint64 { return (bits + 63) / 64 * 8 }
+	// Count pages are allocated only for groups with used inodes; the
+	// used inodes of a group are assumed to be at its start.
+	var dirs, pages uint64
+	for g := uint32(0); g < f.Groups; g++ {
+		gd := f.Group(g)
+		dirs += uint64(gd.UsedDirs())
+		if free := gd.FreeInodes(); free < f.InodesPerGroup {
+			used := uint64(f.InodesPerGroup - free)
+			pages += (used + 1<<countPageBits - 1) >> countPageBits
+		}
+	}
+	dirs = min(dirs, n)
+	pageTable := (n + 1<<countPageBits - 1) >> countPageBits * 8
+	pages = min(pages, (n+1<<countPageBits-1)>>countPageBits)
+	return MemoryEstimate{
+		InodeMaps:  4 * bytesOf(n),
+		BlockMaps:  3 * bytesOf(clusters),
+		LinkCounts: 2 * (pageTable + pages<<countPageBits),
+		Dirs:       dirs * (dirInfoBytes + dirBlockBytes),
+		Workers:    uint64(workers) * workerBlocks * uint64(f.BlockSize),
+	}
+}
