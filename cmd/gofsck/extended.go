@@ -11,6 +11,7 @@ import (
 type extendedOptions struct {
 	threads int    // threads=N: workers for the parallel passes (0: one per CPU)
 	trace   string // trace=FILE: record every device read to FILE (iotrace format)
+	json    string // json=FILE: write a JSON report of the run (docs/json-report.md)
 }
 
 // extendedHelp is printed for an unknown -E option, as e2fsck does, with
@@ -35,6 +36,7 @@ is set off by an equals ('=') sign.  Valid extended options are:
 	check_encoding
 	threads=<number of workers (gofsck)>
 	trace=<file to record the I/O of the check in (gofsck)>
+	json=<file to write a JSON report of the check to (gofsck)>
 
 `
 
@@ -62,6 +64,12 @@ func parseExtended(list []string, stderr io.Writer) (extendedOptions, int, bool)
 				return x, 1, false
 			}
 			x.trace = val
+		case "json":
+			if !hasVal || val == "" {
+				fmt.Fprintf(stderr, "Invalid json parameter\n")
+				return x, 1, false
+			}
+			x.json = val
 		case "ea_ver", "readahead_kb":
 			if !hasVal {
 				fmt.Fprintf(stderr, "Invalid %s parameter\n", key)

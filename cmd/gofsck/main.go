@@ -60,6 +60,7 @@ type options struct {
 	journal   string
 	name      string
 	ext       extendedOptions
+	report    *jsonReport // -E json=FILE; nil without it
 }
 
 const optSpec = "panyrcdfktvDFVb:B:l:L:C:j:E:z:I:P:N:"
@@ -177,7 +178,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return checkDevice(ctx, o, stdout, stderr)
+	if o.ext.json != "" {
+		r, err := newJSONReport(o.ext.json, args, o.device)
+		if err != nil {
+			fatal(o, stderr, "cannot create JSON report: %v", err)
+			return problem.ExitError
+		}
+		o.report = r
+	}
+	return o.report.finish(checkDevice(ctx, o, stdout, stderr), o.prog, stderr)
 }
 
 // fatal prints "prog: msg" to stderr.
@@ -391,6 +400,7 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		}()
 	}
 	name := deviceName(o, f)
+	o.report.attach(dev, name)
 	if err := f.CheckFeatures(); err != nil {
 		var ue *fs.UnsupportedError
 		if errors.As(err, &ue) {
@@ -420,6 +430,10 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	// reporter: build the checker first with a placeholder sink.
 	chk := check.New(f, problem.NewReporter(io.Discard, ropt), copt)
 	ropt.Namer = chk
+	if o.report != nil {
+		ropt.Observe = o.report.observe
+		copt.Passes = o.report.observer(copt.Passes)
+	}
 	rep := problem.NewReporter(stdout, ropt)
 	snk := &sink{Reporter: rep, prog: o.prog, dev: name, stderr: stderr}
 	chk = check.New(f, snk, copt)
@@ -448,9 +462,11 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	if !o.force {
 		if reason := skipReason(f, invalid); reason == "" {
 			sb := f.SB
-			fmt.Fprintf(stdout, "%s: clean, %d/%d files, %d/%d blocks%s\n", name,
-				sb.InodesCount()-sb.FreeInodesCount(), sb.InodesCount(),
-				f.BlocksCount-sb.FreeBlocksCount(), f.BlocksCount, nextCheckHint(f))
+			iu, bu := uint64(sb.InodesCount()-sb.FreeInodesCount()), f.BlocksCount-sb.FreeBlocksCount()
+			line := fmt.Sprintf("%s: clean, %d/%d files, %d/%d blocks%s\n", name,
+				iu, sb.InodesCount(), bu, f.BlocksCount, nextCheckHint(f))
+			io.WriteString(stdout, line)
+			o.report.setClean(line, iu, uint64(sb.InodesCount()), bu, f.BlocksCount)
 			return problem.ExitOK
 		} else {
 			fmt.Fprintf(stdout, "%s%s, check forced.\n", name, reason)
@@ -481,8 +497,10 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	if st.UsedInodes > 0 {
 		pct = uint32((uint64(frag)*10000/uint64(st.UsedInodes) + 5) / 10)
 	}
-	fmt.Fprintf(stdout, "%s: %d/%d files (%d.%d%% non-contiguous), %d/%d blocks\n", name,
+	line := fmt.Sprintf("%s: %d/%d files (%d.%d%% non-contiguous), %d/%d blocks\n", name,
 		st.UsedInodes, st.Inodes, pct/10, pct%10, st.UsedBlocks, st.Blocks)
+	io.WriteString(stdout, line)
+	o.report.setSummary(line, st)
 	if tm != nil {
 		tm.total()
 	}

@@ -89,6 +89,10 @@ type expander struct {
 	namer Namer
 	now   func() time.Time // nil: time.Now
 	loc   *time.Location
+	// hasPath is set once a path name is printed; pathStart and pathEnd
+	// delimit the first one (for Report.Path).
+	hasPath            bool
+	pathStart, pathEnd int
 }
 
 // maxRecurse bounds abbreviation nesting, as e2fsck does.
@@ -393,6 +397,11 @@ func (e *expander) dirent(ch byte) {
 // path prints the path name of (dir, ino) with ext2fs_get_pathname's
 // conventions: ino 0 names the directory dir itself.
 func (e *expander) path(dir, ino uint32) {
+	if !e.hasPath {
+		e.hasPath = true
+		e.pathStart = e.b.Len()
+		defer func() { e.pathEnd = e.b.Len() }()
+	}
 	if dir == 0 && ino < uint32(len(specialInodes)) {
 		e.b.WriteString(specialInodes[ino])
 		return

@@ -52,6 +52,34 @@ type Options struct {
 	// BeforePrint, if set, is called before anything is printed (to clear
 	// a progress bar).
 	BeforePrint func()
+	// Observe, if set, is called for every problem the Reporter prints
+	// (pass headers included), once its message and answer are printed
+	// and before any chained problem is reported, so calls come in output
+	// order. A problem that prints nothing (suppressed) is not observed.
+	Observe func(Report)
+}
+
+// Report is one printed problem, as passed to Options.Observe. Message
+// followed by AnswerText is exactly what was printed for it.
+type Report struct {
+	// Problem is the context; Problem.Code is the code printed (a latch
+	// question or chained problem has its own Report).
+	Problem Problem
+	// Message is the text printed before the answer, with the preen
+	// prefix ("dev: ") when preening.
+	Message string
+	// AnswerText is what was printed after the message: the question and
+	// answer ("Fix? no\n\n"), or a latched or forced answer ("IGNORED.\n",
+	// "CLEARED.\n"); empty for message-only problems.
+	AnswerText string
+	// Asked is true for problems with a question (Prompt != PromptNone).
+	Asked bool
+	// Yes is the answer: true when the fix is accepted. For message-only
+	// problems it is the value Fix returns.
+	Yes bool
+	// Path is the first path name in the message (%p, %P, %q or %Q as
+	// printed), "" when the message has none.
+	Path string
 }
 
 // LatchState is the state of a latch group, e2fsck's PRL_* flags.
@@ -106,7 +134,8 @@ type Reporter struct {
 	counts    [len(defs)]int
 	latches   [numLatches]LatchState
 	status    Status
-	depth     int // nesting of latch questions and chained problems
+	depth     int    // nesting of latch questions and chained problems
+	answered  string // the answer text ask printed last (for Observe)
 }
 
 var _ Fixer = (*Reporter)(nil)
@@ -352,28 +381,44 @@ func (r *Reporter) fix(p Problem) int {
 			r.print(fmt.Sprintf("...problem 0x%06x suppressed\n", uint32(d.Code)))
 		}
 	}
+	var msg, path string
 	if !suppress {
 		var s string
 		if preen && d.Flags&FlagPreenNoHdr == 0 {
 			s = r.opts.Device + ": "
 		}
 		if d.Msg != "" {
-			s += r.expand(d.Msg, &p)
+			e := expander{p: &p, namer: r.opts.Namer, loc: r.opts.Location, now: r.opts.Now}
+			e.expand(d.Msg, true, 0)
+			n := len(s)
+			s += e.b.String()
+			if e.hasPath {
+				path = s[n+e.pathStart : n+e.pathEnd]
+			}
 		}
 		if s != "" {
 			r.print(s)
 		}
+		msg = s
 	}
+	observe := r.opts.Observe != nil
 	if d.Flags&FlagPreenOK == 0 && d.Prompt != PromptNone && preen {
+		if observe && msg != "" {
+			r.opts.Observe(Report{Problem: p, Message: msg, Asked: true, Path: path})
+		}
 		r.preenHalt()
 		return 0
 	}
 	if d.Flags&FlagFatal != 0 {
+		if observe && msg != "" {
+			r.opts.Observe(Report{Problem: p, Message: msg, Asked: d.Prompt != PromptNone, Path: path})
+		}
 		r.status.Aborted = true
 		return 0
 	}
 
 	answer := 0
+	answerText := ""
 	if d.Prompt == PromptNone {
 		if d.Flags&FlagNoCollate != 0 {
 			answer = -1
@@ -392,18 +437,24 @@ func (r *Reporter) fix(p Problem) int {
 			printAnswer = true
 			answer = b2i(*latch&LatchStateYes != 0)
 		default:
+			r.answered = ""
 			answer = b2i(r.ask(d.Prompt.String(), def))
+			answerText = r.answered
 		}
 		if answer == 0 && d.Flags&FlagNoOK == 0 {
 			r.status.Invalid = true
 		}
 		if printAnswer && !suppress {
+			answerText = "IGNORED.\n"
 			if answer != 0 {
-				r.print(d.Prompt.Done() + ".\n")
-			} else {
-				r.print("IGNORED.\n")
+				answerText = d.Prompt.Done() + ".\n"
 			}
+			r.print(answerText)
 		}
+	}
+	if observe && (msg != "" || answerText != "") {
+		r.opts.Observe(Report{Problem: p, Message: msg, AnswerText: answerText,
+			Asked: d.Prompt != PromptNone, Yes: answer != 0, Path: path})
 	}
 	if d.Prompt == PromptAbort && answer != 0 {
 		r.status.Aborted = true
@@ -438,10 +489,12 @@ func b2i(b bool) int {
 func (r *Reporter) ask(prompt string, def bool) bool {
 	switch {
 	case r.opts.Mode == ModeNo:
-		r.print(prompt + "? no\n\n")
+		r.answered = prompt + "? no\n\n"
+		r.print(r.answered)
 		return false
 	case r.opts.Mode == ModeYes || r.yesToAll:
-		r.print(prompt + "? yes\n\n")
+		r.answered = prompt + "? yes\n\n"
+		r.print(r.answered)
 		return true
 	}
 	return r.askYN(prompt, def)
@@ -459,7 +512,8 @@ func (r *Reporter) askYN(prompt string, def bool) bool {
 	if def {
 		defStr = "<y>"
 	}
-	r.print(prompt + extra + defStr + "? ")
+	q := prompt + extra + defStr + "? "
+	r.print(q)
 	answer, all := def, false
 	for r.in != nil {
 		c, err := r.in.ReadByte()
@@ -469,6 +523,7 @@ func (r *Reporter) askYN(prompt string, def bool) bool {
 		switch c {
 		case 3: // Ctrl-C
 			r.print("cancelled!\n")
+			r.answered = q + "cancelled!\n"
 			r.yesStreak = 0
 			r.status.Cancelled = true
 			return false
@@ -491,14 +546,15 @@ func (r *Reporter) askYN(prompt string, def bool) bool {
 		}
 		break
 	}
+	word := "no\n"
 	switch {
 	case all:
-		r.print("yes to all\n")
+		word = "yes to all\n"
 	case answer:
-		r.print("yes\n")
-	default:
-		r.print("no\n")
+		word = "yes\n"
 	}
+	r.print(word)
+	r.answered = q + word
 	return answer
 }
 
