@@ -61,6 +61,10 @@ type options struct {
 	name      string
 	ext       extendedOptions
 	report    *jsonReport // -E json=FILE; nil without it
+	// progressFd is -C's descriptor (0: a bar on stdout); progressOn is
+	// true when reporting starts on (-C given with fd >= 0).
+	progressFd int
+	progressOn bool
 }
 
 const optSpec = "panyrcdfktvDFVb:B:l:L:C:j:E:z:I:P:N:"
@@ -140,7 +144,13 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 				fmt.Fprintf(stderr, "%s: option -%c needs repair support, which this version of gofsck does not have\n", o.prog, op.Name)
 				return o, problem.ExitError, false
 			}
-		case 'C', 'k', 'r', 'd', 'F', 'I', 'P':
+		case 'C':
+			fd, on, ok := parseProgressFd(op.Arg, o, stderr)
+			if !ok {
+				return o, problem.ExitError, false
+			}
+			o.progressFd, o.progressOn = fd, on
+		case 'k', 'r', 'd', 'F', 'I', 'P':
 			// Accepted for compatibility; no effect in this version.
 		}
 	}
@@ -401,6 +411,8 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	}
 	name := deviceName(o, f)
 	o.report.attach(dev, name)
+	prog, stdout := startProgress(o, name, stdout)
+	defer prog.stop()
 	if err := f.CheckFeatures(); err != nil {
 		var ue *fs.UnsupportedError
 		if errors.As(err, &ue) {
@@ -426,6 +438,7 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		copt.Passes = tm
 	}
 	copt.Force = o.force
+	copt.Progress = prog
 	// The reporter names inodes through the checker, which reports to the
 	// reporter: build the checker first with a placeholder sink.
 	chk := check.New(f, problem.NewReporter(io.Discard, ropt), copt)

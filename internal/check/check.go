@@ -48,6 +48,8 @@ type Options struct {
 	Workers int
 	// Passes, when set, is told when each pass starts and ends (for -t).
 	Passes PassObserver
+	// Progress, when set, is told how far each pass has come (for -C).
+	Progress Progress
 }
 
 // PassObserver is notified around each pass; names are e2fsck's timing
@@ -114,6 +116,7 @@ type Checker struct {
 	sink Sink
 	opt  Options
 	sb   ondisk.Superblock
+	prog progressState
 
 	// Inode maps, indexed by inode number.
 	inodeUsed *bitmap.Bitmap
@@ -206,7 +209,7 @@ func (c *Checker) Run(ctx context.Context) error {
 		{"Pass 4", problem.PR_4_PASS_HEADER, c.pass4},
 		{"Pass 5", problem.PR_5_PASS_HEADER, c.pass5},
 	}
-	for _, s := range steps {
+	for i, s := range steps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -224,6 +227,7 @@ func (c *Checker) Run(ctx context.Context) error {
 		if c.sink.Aborted() || c.abort {
 			return ErrAborted
 		}
+		c.progressDone(i + 1)
 	}
 	c.endOfRun()
 	if c.sink.Aborted() || c.abort {

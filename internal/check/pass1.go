@@ -76,6 +76,8 @@ func (c *Checker) pass1(ctx context.Context) error {
 	if len(c.badBlocks) > 0 {
 		c.inodeBB = bitmap.New(n)
 	}
+	groups := uint64(f.Groups)
+	c.progress(1, 0, groups)
 	err := c.runUnits(ctx, int(f.Groups),
 		func(i int) {
 			if table, blocks := c.usedInodeTable(uint32(i)); blocks > 0 {
@@ -83,7 +85,13 @@ func (c *Checker) pass1(ctx context.Context) error {
 			}
 		},
 		func(i int, w *Checker) { w.scanGroup(uint32(i)) },
-		c.mergePass1Unit)
+		func(i int, w *Checker) bool {
+			stop := c.mergePass1Unit(i, w)
+			if !stop {
+				c.progress(1, uint64(i)+1, groups)
+			}
+			return stop
+		})
 	if err != nil {
 		return err
 	}

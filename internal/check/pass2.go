@@ -116,6 +116,8 @@ func (c *Checker) pass2(ctx context.Context) error {
 	}
 	const unitBlocks = 256
 	units := (len(c.dblist) + unitBlocks - 1) / unitBlocks
+	nblocks := uint64(len(c.dblist))
+	c.progress(2, 0, nblocks)
 	err := c.runUnits(ctx, units, func(i int) {
 		lo := i * unitBlocks
 		list := c.dblist[lo:min(lo+unitBlocks, len(c.dblist))]
@@ -132,7 +134,13 @@ func (c *Checker) pass2(ctx context.Context) error {
 	}, func(i int, w *Checker) {
 		lo := i * unitBlocks
 		w.pass2Unit(c.dblist[lo:min(lo+unitBlocks, len(c.dblist))])
-	}, c.mergePass2Unit)
+	}, func(i int, w *Checker) bool {
+		stop := c.mergePass2Unit(i, w)
+		if !stop {
+			c.progress(2, uint64(i+1)*unitBlocks, nblocks)
+		}
+		return stop
+	})
 	if err != nil || c.sink.Aborted() || c.abort {
 		return err
 	}

@@ -28,10 +28,15 @@ func (c *Checker) pass3(ctx context.Context) error {
 	done := bitmap.New(uint64(f.InodesCount) + 1)
 	done.Set(ondisk.RootIno)
 	var loop *bitmap.Bitmap
+	ndirs := uint64(len(c.dirs))
+	c.progress(3, 0, ndirs)
 	for i := range c.dirs {
 		if i&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if i > 0 {
+				c.progress(3, uint64(i), ndirs)
 			}
 		}
 		dir := c.dirs[i].ino

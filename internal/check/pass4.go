@@ -18,7 +18,14 @@ func (c *Checker) pass4(ctx context.Context) error {
 	sb := c.sb
 	w := &dirWorker{c: c, buf: make([]byte, f.BlockSize), ibuf: make([]byte, f.InodeSize), scratch: make([]byte, f.BlockSize), s: c.newScratch()}
 	dirNlink := sb.HasRoCompat(ondisk.RoCompatDirNlink)
+	ipg, groups := uint64(f.InodesPerGroup), uint64(f.Groups)
+	c.progress(4, 0, groups)
+	next := ipg // last inode of the group being checked
 	for i := uint32(1); i <= f.InodesCount && i != 0; i++ {
+		if uint64(i) > next && ipg > 0 {
+			c.progress(4, next/ipg, groups)
+			next += ipg
+		}
 		if i&0xFFFF == 0 {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -145,8 +145,11 @@ func allFF(b []byte) bool {
 // pass5 compares the bitmaps and counts computed by passes 1-4 with the
 // ones on disk.
 func (c *Checker) pass5(ctx context.Context) error {
+	groups := uint64(c.fs.Groups)
+	c.progress(5, 0, 2*groups)
 	d := c.loadBitmaps()
 	c.checkBlockBitmaps(d)
+	c.progress(5, groups, 2*groups)
 	c.checkInodeBitmaps(d)
 	c.checkInodeEnd(d)
 	c.checkBlockEnd(d)

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"gofsck/internal/check"
+)
+
+// Progress reporting (-C fd), as e2fsck does it.
+//
+// The checker calls Update once per unit of work on its goroutine;
+// Update only stores the numbers under a sequence counter (no lock, no
+// allocation). A reporter goroutine wakes up every tick and prints: to
+// fd > 0 e2fsck's machine protocol, one "pass cur max device" line per
+// change; to stdout (fd 0) a bar with the percent of the whole check and
+// an estimate of the time left. The first and last lines of each pass
+// (and the bar's 100%) are written by Update itself, so that every pass
+// reported ends with cur == max however short it is.
+//
+// The bar shares stdout with the problem transcript: every other write to
+// stdout goes through progressWriter, which clears the bar first, and the
+// bar is drawn only at the start of a line, so neither cuts the other.
+// SIGUSR1 turns reporting on and SIGUSR2 off, as in e2fsck.
+//
+// Lock order: progress.mu is a leaf lock.
+
+// Tick intervals: the protocol is read by programs, the bar by people.
+const (
+	fdTick  = 100 * time.Millisecond
+	barTick = 200 * time.Millisecond
+	barCols = 80 // the bar line fits a terminal of this width
+)
+
+// passSpan is the share of the whole check each pass has on the bar (in
+// tenths of a percent): e2fsck's 70, 20, 2, 3 and 5 %.
+var passSpan = [6][2]uint64{{0, 0}, {0, 700}, {700, 900}, {900, 920}, {920, 950}, {950, 1000}}
+
+// progress reports the check's progress; it implements check.Progress.
+type progress struct {
+	fd      int       // 0: bar on stdout; > 0: protocol lines
+	out     io.Writer // the protocol file or the real stdout
+	file    *os.File  // the protocol file, closed by stop
+	name    string    // device name in lines and on the bar
+	enabled atomic.Bool
+
+	// seq is odd while Update writes pass, cur and max (one writer).
+	seq            atomic.Uint64
+	pass, cur, max atomic.Uint64
+
+	mu sync.Mutex
+	// mu protects lastPass, lastCur, lastTenths, shown, midLine, start
+	// and writes to out and to stdout.
+	lastPass, lastCur uint64
+	lastTenths        int64 // percent of the last bar, in tenths; -1 before the first
+	shown             bool  // a bar is on the screen
+	midLine           bool  // stdout's last write did not end a line
+	start             time.Time
+
+	stopc chan struct{}
+	done  chan struct{}
+}
+
+var _ check.Progress = (*progress)(nil)
+
+// parseProgressFd reads -C's argument as e2fsck does (a leading integer,
+// 0 when there is none) and checks that a descriptor other than 0 is open.
+// A negative fd starts with reporting off, until SIGUSR1.
+func parseProgressFd(arg string, o *options, stderr io.Writer) (fd int, enabled bool, ok bool) {
+	s := strings.TrimLeft(arg, " \t\n")
+	end := 0
+	if end < len(s) && (s[end] == '-' || s[end] == '+') {
+		end++
+	}
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		end++
+	}
+	fd, err := strconv.Atoi(s[:end])
+	if err != nil {
+		fd = 0
+	}
+	enabled = fd >= 0
+	if fd < 0 {
+		fd = -fd
+	}
+	if fd == 0 {
+		return 0, enabled, true
+	}
+	dup, err := syscall.Dup(fd)
+	if err != nil {
+		fmt.Fprintf(stderr, "Error validating file descriptor %d: %s\n", fd, errnoText(err))
+		fmt.Fprintf(stderr, "%s: Invalid completion information file descriptor\n", o.prog)
+		return fd, false, false
+	}
+	syscall.Close(dup)
+	return fd, enabled, true
+}
+
+// errnoText is strerror's wording: Go's errno strings are lower case.
+func errnoText(err error) string {
+	s := err.Error()
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// startProgress starts reporting for the device called name. Unless -C
+// was given reporting starts off (SIGUSR1 turns the bar on). The returned
+// writer is the stdout the check must use from now on.
+func startProgress(o *options, name string, stdout io.Writer) (*progress, io.Writer) {
+	p := &progress{fd: o.progressFd, out: stdout, name: name, lastTenths: -1,
+		start: time.Now(), stopc: make(chan struct{}), done: make(chan struct{})}
+	if p.fd > 0 {
+		// Write to a duplicate, so that closing it leaves fd alone.
+		if dup, err := syscall.Dup(p.fd); err == nil {
+			p.file = os.NewFile(uintptr(dup), "progress")
+			p.out = p.file
+		} else {
+			p.out = io.Discard
+		}
+	}
+	p.enabled.Store(o.progressOn)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGUSR2)
+	tick := barTick
+	if p.fd > 0 {
+		tick = fdTick
+	}
+	go p.loop(sig, tick)
+	return p, &progressWriter{p: p, w: stdout}
+}
+
+// loop prints on every tick and obeys the signals until stop.
+func (p *progress) loop(sig chan os.Signal, tick time.Duration) {
+	defer close(p.done)
+	defer signal.Stop(sig)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stopc:
+			return
+		case s := <-sig:
+			p.enabled.Store(s == syscall.SIGUSR1)
+			if s == syscall.SIGUSR2 {
+				p.mu.Lock()
+				p.clear()
+				p.mu.Unlock()
+			}
+		case <-t.C:
+			p.report(false)
+		}
+	}
+}
+
+// stop ends the reporter goroutine and takes the bar off the screen.
+func (p *progress) stop() {
+	close(p.stopc)
+	<-p.done
+	p.mu.Lock()
+	p.clear()
+	p.mu.Unlock()
+	if p.file != nil {
+		p.file.Close()
+	}
+}
+
+// Update records that cur of max units of pass are done. It writes the
+// protocol's first and last line of a pass, and the bar's 100%, at once;
+// the rest waits for the tick.
+func (p *progress) Update(pass int, cur, max uint64) {
+	p.seq.Add(1)
+	p.pass.Store(uint64(pass))
+	p.cur.Store(cur)
+	p.max.Store(max)
+	p.seq.Add(1)
+	final := cur == max && pass == 5
+	if (p.fd > 0 && (cur == 0 || cur == max)) || final {
+		p.report(final)
+	}
+}
+
+// load returns a consistent pass, cur and max (pass 0: nothing yet).
+func (p *progress) load() (pass, cur, max uint64) {
+	for {
+		s := p.seq.Load()
+		if s&1 == 0 {
+			pass, cur, max = p.pass.Load(), p.cur.Load(), p.max.Load()
+			if p.seq.Load() == s {
+				return pass, cur, max
+			}
+		}
+		runtime.Gosched()
+	}
+}
+
+// report prints the current state if it moved on since the last print;
+// final forces the bar to be drawn (the end of the check).
+func (p *progress) report(final bool) {
+	if !p.enabled.Load() {
+		return
+	}
+	pass, cur, max := p.load()
+	if pass == 0 || pass >= uint64(len(passSpan)) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fd > 0 {
+		// Lines only go forward, pass by pass.
+		if pass < p.lastPass || (pass == p.lastPass && cur <= p.lastCur) {
+			return
+		}
+		p.lastPass, p.lastCur = pass, cur
+		fmt.Fprintf(p.out, "%d %d %d %s\n", pass, cur, max, p.name)
+		return
+	}
+	p.bar(pass, cur, max, final)
+}
+
+// bar draws the bar for cur of max units of pass. p.mu is held.
+func (p *progress) bar(pass, cur, max uint64, final bool) {
+	if p.midLine {
+		return
+	}
+	span := passSpan[pass]
+	tenths := span[0]
+	if max > 0 {
+		tenths += (span[1] - span[0]) * min(cur, max) / max
+	}
+	// The bar only goes forward; the end of the check is always drawn.
+	if int64(tenths) < p.lastTenths || (int64(tenths) == p.lastTenths && !final) {
+		return
+	}
+	p.lastTenths = int64(tenths)
+	width := barCols - len(p.name) - 24
+	if width < 10 {
+		width = 10
+	}
+	fill := width * int(tenths) / 1000
+	eta := ""
+	if tenths > 0 && tenths < 1000 {
+		el := time.Since(p.start)
+		left := time.Duration(float64(el) * float64(1000-tenths) / float64(tenths))
+		sec := int64(left / time.Second)
+		eta = fmt.Sprintf(" ETA %d:%02d", sec/60, sec%60)
+	}
+	fmt.Fprintf(p.out, "%s: |%s%s| %3d.%d%%%s   \r", p.name, strings.Repeat("=", fill), strings.Repeat(" ", width-fill),
+		tenths/10, tenths%10, eta)
+	p.shown = true
+}
+
+// clear takes the bar off the screen. p.mu is held.
+func (p *progress) clear() {
+	if !p.shown {
+		return
+	}
+	fmt.Fprintf(p.out, "%s\r", strings.Repeat(" ", barCols-1))
+	p.shown = false
+}
+
+// progressWriter is stdout for the check: it clears the bar before each
+// write and tells the bar whether a line is left open.
+type progressWriter struct {
+	p *progress
+	w io.Writer
+}
+
+func (w *progressWriter) Write(b []byte) (int, error) {
+	p := w.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fd == 0 {
+		p.clear()
+	}
+	if len(b) > 0 {
+		p.midLine = b[len(b)-1] != '\n'
+	}
+	return w.w.Write(b)
+}

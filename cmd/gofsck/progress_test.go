@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gofsck/internal/testfs"
+)
+
+// progressLine is one line of e2fsck's -C fd protocol.
+type progressLine struct {
+	pass, cur, max uint64
+	dev            string
+}
+
+// parseProgress reads protocol lines and fails on any malformed one.
+func parseProgress(t *testing.T, who, s string) []progressLine {
+	t.Helper()
+	var lines []progressLine
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		if l == "" && s == "" {
+			break
+		}
+		f := strings.Split(l, " ")
+		if len(f) != 4 {
+			t.Fatalf("%s: line %q is not \"pass cur max device\"", who, l)
+		}
+		var n [3]uint64
+		for i := range n {
+			v, err := strconv.ParseUint(f[i], 10, 64)
+			if err != nil {
+				t.Fatalf("%s: line %q: %v", who, l, err)
+			}
+			n[i] = v
+		}
+		lines = append(lines, progressLine{n[0], n[1], n[2], f[3]})
+	}
+	return lines
+}
+
+// passMax checks the protocol's invariants (passes in order, cur never
+// past max nor going back, every pass ending at cur == max, one max per
+// pass, the device named) and returns each pass's max.
+func passMax(t *testing.T, who, dev string, lines []progressLine) map[uint64]uint64 {
+	t.Helper()
+	maxes := map[uint64]uint64{}
+	for i, l := range lines {
+		if l.dev != dev {
+			t.Errorf("%s: line %d names %q, want %q", who, i, l.dev, dev)
+		}
+		if l.cur > l.max {
+			t.Errorf("%s: line %d: cur %d > max %d", who, i, l.cur, l.max)
+		}
+		if m, ok := maxes[l.pass]; ok && m != l.max {
+			t.Errorf("%s: pass %d: max changes from %d to %d", who, l.pass, m, l.max)
+		}
+		maxes[l.pass] = l.max
+		if i == 0 {
+			continue
+		}
+		p := lines[i-1]
+		switch {
+		case l.pass < p.pass:
+			t.Errorf("%s: line %d: pass %d after pass %d", who, i, l.pass, p.pass)
+		case l.pass == p.pass && l.cur < p.cur:
+			t.Errorf("%s: line %d: pass %d goes back from %d to %d", who, i, l.pass, p.cur, l.cur)
+		case l.pass != p.pass && p.cur != p.max:
+			t.Errorf("%s: pass %d ends at %d of %d", who, p.pass, p.cur, p.max)
+		}
+	}
+	if n := len(lines); n > 0 && lines[n-1].cur != lines[n-1].max {
+		t.Errorf("%s: pass %d ends at %d of %d", who, lines[n-1].pass, lines[n-1].cur, lines[n-1].max)
+	}
+	return maxes
+}
+
+// e2fsckProgress runs the installed e2fsck -fn -C 3 on img and returns
+// what it wrote to fd 3.
+func e2fsckProgress(t *testing.T, img string) string {
+	t.Helper()
+	testfs.RequireE2fsprogs(t)
+	prog, err := exec.LookPath("e2fsck")
+	if err != nil {
+		for _, d := range []string{"/usr/sbin", "/sbin"} {
+			if _, err := os.Stat(filepath.Join(d, "e2fsck")); err == nil {
+				prog = filepath.Join(d, "e2fsck")
+			}
+		}
+	}
+	fd3 := tempFile(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, prog, "-fn", "-C", "3", img)
+	cmd.Env = testfs.Env(t)
+	cmd.ExtraFiles = []*os.File{fd3}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("e2fsck: %v\n%s", err, out)
+		}
+	}
+	return readBack(t, fd3)
+}
+
+func tempFile(t *testing.T) *os.File {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "progress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func readBack(t *testing.T, f *os.File) string {
+	t.Helper()
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// runSplit calls run in process and returns stdout, stderr and the exit.
+func runSplit(args ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	code := run(append([]string{"gofsck"}, args...), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// progressImage is a 64 MiB ext4 image with 1 KiB blocks (8 groups),
+// 1200 directories (more than pass 3 reports at once) and directory
+// blocks for several pass-2 units.
+func progressImage(t *testing.T) string {
+	testfs.RequireE2fsprogs(t)
+	return testfs.MkImage(t, testfs.Spec{Size: 64 << 20, FSType: "ext4", BlockSize: 1024, Inodes: 16384,
+		Populate: func(tr *testfs.Tree) {
+			for i := 0; i < 1200; i++ {
+				tr.Dir(fmt.Sprintf("d%04d", i))
+			}
+			tr.ManyFiles("big", 8000)
+		}})
+}
+
+// TestProgressFdMatchesE2fsck runs -C fd with 1 and 4 workers on a clean
+// and a damaged image: the lines follow the protocol, each pass ends at
+// cur == max, the passes and their max are e2fsck's, and the transcript
+// on stdout is the one without -C.
+func TestProgressFdMatchesE2fsck(t *testing.T) {
+	clean := progressImage(t)
+	damaged := filepath.Join(t.TempDir(), "damaged.img")
+	testfs.Decompress(t, filepath.Join("sample", "damaged.img.gz"), damaged)
+	for _, img := range []string{clean, damaged} {
+		elines := parseProgress(t, "e2fsck", e2fsckProgress(t, img))
+		if len(elines) == 0 {
+			t.Fatal("e2fsck reported no progress")
+		}
+		dev := elines[0].dev // the label when there is one, else img
+		want := passMax(t, "e2fsck", dev, elines)
+		if len(want) != 5 {
+			t.Fatalf("e2fsck reported passes %v, want 1 to 5", want)
+		}
+		for _, threads := range []string{"threads=1", "threads=4"} {
+			t.Run(filepath.Base(img)+"/"+threads, func(t *testing.T) {
+				plain, plainErr, plainCode := runSplit("-fn", "-E", threads, img)
+				fd := tempFile(t)
+				out, errOut, code := runSplit("-fn", "-E", threads, "-C", strconv.Itoa(int(fd.Fd())), img)
+				if out != plain || errOut != plainErr || code != plainCode {
+					t.Errorf("-C fd changed the transcript: exit %d, want %d\n%s%s\nwant:\n%s%s", code, plainCode, out, errOut, plain, plainErr)
+				}
+				glines := parseProgress(t, "gofsck", readBack(t, fd))
+				t.Logf("%d lines; e2fsck's %d; max per pass %v", len(glines), len(elines), want)
+				got := passMax(t, "gofsck", dev, glines)
+				for pass, m := range want {
+					if g, ok := got[pass]; !ok || g != m {
+						t.Errorf("pass %d: max %d (reported: %v), e2fsck's %d", pass, g, ok, m)
+					}
+				}
+				if len(got) != len(want) {
+					t.Errorf("passes %v, e2fsck's %v", got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestProgressBar: -C 0 draws the bar on stdout, ends at 100%, and taking
+// the bar out (each line's text up to its last \r) leaves the transcript
+// without -C.
+func TestProgressBar(t *testing.T) {
+	img := progressImage(t)
+	for _, threads := range []string{"threads=1", "threads=4"} {
+		t.Run(threads, func(t *testing.T) {
+			plain, _, plainCode := runSplit("-fn", "-E", threads, img)
+			out, _, code := runSplit("-fn", "-E", threads, "-C", "0", img)
+			if code != plainCode {
+				t.Errorf("exit %d, want %d", code, plainCode)
+			}
+			var bars []string
+			lines := strings.Split(out, "\n")
+			for i, l := range lines {
+				if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+					for _, seg := range strings.Split(l[:j], "\r") {
+						if strings.TrimSpace(seg) != "" {
+							bars = append(bars, seg)
+						}
+					}
+					lines[i] = l[j+1:]
+				}
+			}
+			if got := strings.Join(lines, "\n"); got != plain {
+				t.Errorf("transcript without the bar:\n%q\nwant:\n%q", got, plain)
+			}
+			if len(bars) == 0 || !strings.Contains(bars[len(bars)-1], "| 100.0%") {
+				t.Errorf("last bar %q, want 100.0%%", bars)
+			}
+			for _, b := range bars {
+				if !strings.HasPrefix(b, img+": |") || len(b) >= barCols {
+					t.Errorf("bar %q", b)
+				}
+			}
+		})
+	}
+}
+
+// TestProgressFdRefused: a descriptor that is not open is refused as
+// e2fsck refuses it (same messages, exit 8); a negative one starts
+// quiet.
+func TestProgressFdRefused(t *testing.T) {
+	img := cleanImage(t)
+	gout, gcode := runGofsck("-fn", "-C", "99", img)
+	eout, ecode := runE2fsck(t, "-fn", "-C", "99", img)
+	if gcode != 8 || ecode != 8 || normalise(gout) != normalise(eout) {
+		t.Errorf("gofsck exit %d %q, e2fsck exit %d %q", gcode, gout, ecode, eout)
+	}
+	fd := tempFile(t)
+	if _, _, code := runSplit("-fn", "-C", "-"+strconv.Itoa(int(fd.Fd())), img); code != 0 {
+		t.Errorf("-C -fd: exit %d", code)
+	}
+	if s := readBack(t, fd); s != "" {
+		t.Errorf("-C -fd wrote %q before any SIGUSR1", s)
+	}
+}
+
+// TestProgressSignals: SIGUSR1 turns reporting on, SIGUSR2 off.
+func TestProgressSignals(t *testing.T) {
+	fd := tempFile(t)
+	o := &options{progressFd: int(fd.Fd())}
+	p, _ := startProgress(o, "dev", &bytes.Buffer{})
+	p.Update(1, 0, 4)
+	waitFor := func(on bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for p.enabled.Load() != on {
+			if time.Now().After(deadline) {
+				t.Fatalf("reporting still %v", !on)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	syscall.Kill(os.Getpid(), syscall.SIGUSR1)
+	waitFor(true)
+	p.Update(1, 4, 4)
+	syscall.Kill(os.Getpid(), syscall.SIGUSR2)
+	waitFor(false)
+	p.Update(2, 0, 9)
+	p.stop()
+	if got, want := readBack(t, fd), "1 4 4 dev\n"; got != want {
+		t.Errorf("wrote %q, want %q", got, want)
+	}
+}
+
+// TestProgressTick: what a tick prints between the first and last lines
+// of a pass, for the protocol and for the bar (which waits for the end of
+// an open line of the transcript).
+func TestProgressTick(t *testing.T) {
+	fd := tempFile(t)
+	p, _ := startProgress(&options{progressFd: int(fd.Fd()), progressOn: true}, "dev", &bytes.Buffer{})
+	p.Update(1, 0, 4)
+	p.Update(1, 2, 4)
+	p.report(false)
+	p.report(false) // nothing new
+	p.Update(1, 4, 4)
+	p.Update(2, 0, 10)
+	p.Update(2, 3, 10)
+	p.report(false)
+	p.Update(2, 10, 10)
+	p.stop()
+	want := "1 0 4 dev\n1 2 4 dev\n1 4 4 dev\n2 0 10 dev\n2 3 10 dev\n2 10 10 dev\n"
+	if got := readBack(t, fd); got != want {
+		t.Errorf("protocol %q, want %q", got, want)
+	}
+
+	var out bytes.Buffer
+	p, w := startProgress(&options{progressOn: true}, "dev", &out)
+	p.Update(2, 5, 10) // 80%
+	io.WriteString(w, "Fix? ")
+	p.report(false) // mid-line: no bar
+	io.WriteString(w, "no\n")
+	p.report(false)
+	p.Update(5, 2, 2)
+	io.WriteString(w, "done\n")
+	p.stop()
+	bars := strings.Count(out.String(), "dev: |")
+	if !strings.HasPrefix(out.String(), "Fix? no\ndev: |") || bars != 2 ||
+		!strings.Contains(out.String(), " 80.0% ETA ") || !strings.Contains(out.String(), "100.0%") ||
+		!strings.HasSuffix(out.String(), "\rdone\n") {
+		t.Errorf("bar output %q", out.String())
+	}
+}
