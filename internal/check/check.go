@@ -173,6 +173,11 @@ type Checker struct {
 	// p2blocks and p2refs are a pass-2 worker's per-block records and the
 	// inode references its entries make (applied by the replay).
 	p2blocks []p2Block
+	// iterFree holds iterateDir's spare buffers (see getIterBufs).
+	iterFree []*iterBufs
+	// names caches the directories pathname read last (see dirNames).
+	names     [4]dirNames
+	namesNext uint32
 	p2refs   []uint32
 	// eaSeen is the replay-side record of EA blocks already validated.
 	eaSeen map[uint64]*eaBlockRef

@@ -16,8 +16,9 @@ import (
 // path.
 func (c *Checker) iterateDir(dir uint32, fn func(ino uint32, name []byte) bool) bool {
 	f := c.fs
-	ibuf := make([]byte, f.InodeSize)
-	scratch := make([]byte, f.BlockSize)
+	b := c.getIterBufs()
+	defer c.putIterBufs(b)
+	ibuf, scratch := b.ibuf, b.scratch
 	if f.ReadInode(dir, ibuf, scratch) != nil {
 		return false
 	}
@@ -44,8 +45,7 @@ func (c *Checker) iterateDir(dir uint32, fn func(ino uint32, name []byte) bool) 
 	}
 	// Blocks in the library's iteration order; checksums are not
 	// verified here (this only serves messages and read-only lookups).
-	s := c.newScratch()
-	buf := make([]byte, f.BlockSize)
+	s, buf := b.s, b.buf
 	ok, stop := true, false
 	count := 0
 	c.iterateBlocks(s, n, func(blk uint64, blockcnt int64) {
@@ -65,6 +65,32 @@ func (c *Checker) iterateDir(dir uint32, fn func(ino uint32, name []byte) bool) 
 		})
 	})
 	return ok || stop
+}
+
+// iterBufs are iterateDir's buffers. Pass 1D and pass 3 look up many
+// names, and a fresh set per lookup (a dozen blocks) made them slow.
+type iterBufs struct {
+	ibuf, scratch, buf []byte
+	s                  *inodeScratch
+}
+
+// getIterBufs takes a set of buffers from the Checker's free list (the fn
+// of iterateDir may itself iterate, so one set is not enough); the list
+// belongs to one goroutine, shards start with their own.
+func (c *Checker) getIterBufs() *iterBufs {
+	if n := len(c.iterFree); n > 0 {
+		b := c.iterFree[n-1]
+		c.iterFree = c.iterFree[:n-1]
+		return b
+	}
+	f := c.fs
+	return &iterBufs{ibuf: make([]byte, f.InodeSize), scratch: make([]byte, f.BlockSize), buf: make([]byte, f.BlockSize), s: c.newScratch()}
+}
+
+func (c *Checker) putIterBufs(b *iterBufs) {
+	if len(c.iterFree) < 8 {
+		c.iterFree = append(c.iterFree, b)
+	}
 }
 
 func leU32(b []byte) uint32 {
@@ -300,18 +326,27 @@ func (c *Checker) pathname(dir, ino uint32, depth int) (string, bool) {
 		return "<" + utoa(dir) + ">", false
 	}
 	// Like the library, the whole directory is read: the last '..' and
-	// the last entry naming ino win.
-	ok := c.iterateDir(dir, func(e uint32, nm []byte) bool {
-		if string(nm) == ".." {
-			parent = e
-		}
-		if e == ino && ino != 0 {
-			name = append(name[:0], nm...)
-		}
-		return true
-	})
-	if !ok {
+	// the last entry naming ino win. The names of the directory read last
+	// are kept, since messages often name many entries of one directory
+	// (pass 1D lists every file sharing a block).
+	nc := c.cachedNames(dir)
+	if !nc.ok {
 		return "", true
+	}
+	parent = nc.parent
+	if ino != 0 {
+		if nc.complete {
+			if v, found := nc.idx[ino]; found {
+				name = nc.arena[v>>8 : v>>8+v&0xFF]
+			}
+		} else {
+			c.iterateDir(dir, func(e uint32, nm []byte) bool {
+				if e == ino {
+					name = append(name[:0], nm...)
+				}
+				return true
+			})
+		}
 	}
 	pname, err := c.pathname(parent, dir, depth-1)
 	if err {
@@ -331,6 +366,64 @@ func (c *Checker) pathname(dir, ino uint32, depth int) (string, bool) {
 		ret += "???"
 	}
 	return ret, false
+}
+
+// maxCachedNames bounds the entries dirNames keeps (about 40 bytes each
+// with the name); bigger directories are searched entry by entry.
+const maxCachedNames = 1 << 16
+
+// dirNames caches the names of the directory pathname read last. It is
+// valid as long as the filesystem is not written (read-only checks).
+type dirNames struct {
+	valid    bool
+	dir      uint32
+	ok       bool // the directory could be read to its end
+	complete bool // idx holds every entry (false: too many to keep)
+	parent   uint32
+	idx      map[uint32]uint64 // inode -> offset<<8 | length in arena
+	arena    []byte
+}
+
+// cachedNames returns the cache entry for dir, filling the least recently
+// filled one when dir is not cached. A path lookup walks a chain of
+// directories, so several are kept.
+func (c *Checker) cachedNames(dir uint32) *dirNames {
+	for i := range c.names {
+		if c.names[i].valid && c.names[i].dir == dir {
+			return &c.names[i]
+		}
+	}
+	nc := &c.names[c.namesNext%uint32(len(c.names))]
+	c.namesNext++
+	nc.fill(c, dir)
+	return nc
+}
+
+// fill reads dir's entries into the cache.
+func (d *dirNames) fill(c *Checker, dir uint32) {
+	d.valid, d.dir, d.parent, d.complete = true, dir, 0, true
+	d.arena = d.arena[:0]
+	if d.idx == nil {
+		d.idx = map[uint32]uint64{}
+	}
+	clear(d.idx)
+	d.ok = c.iterateDir(dir, func(e uint32, nm []byte) bool {
+		if string(nm) == ".." {
+			d.parent = e
+		}
+		if !d.complete {
+			return true
+		}
+		if len(d.idx) >= maxCachedNames {
+			d.complete = false
+			clear(d.idx)
+			d.arena = d.arena[:0]
+			return true
+		}
+		d.idx[e] = uint64(len(d.arena))<<8 | uint64(len(nm))
+		d.arena = append(d.arena, nm...)
+		return true
+	})
 }
 
 // isDirInode reads ino's mode from disk (the library's check_directory).

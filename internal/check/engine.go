@@ -165,6 +165,8 @@ func (c *Checker) shard(rec *recSink) *Checker {
 	w.rec = rec
 	w.newDirs, w.dblist, w.dxDirs, w.deferred = nil, nil, nil, nil
 	w.p2blocks, w.p2refs = nil, nil
+	w.iterFree = nil // buffers are per goroutine
+	w.names, w.namesNext = [4]dirNames{}, 0
 	w.stats = Stats{}
 	w.dupCount = 0
 	w.abort = false
