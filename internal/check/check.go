@@ -178,7 +178,7 @@ type Checker struct {
 	// names caches the directories pathname read last (see dirNames).
 	names     [4]dirNames
 	namesNext uint32
-	p2refs   []uint32
+	p2refs    []uint32
 	// eaSeen is the replay-side record of EA blocks already validated.
 	eaSeen map[uint64]*eaBlockRef
 	// deferred holds block-mapped inodes waiting for their batch (pass 1).
