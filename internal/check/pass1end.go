@@ -36,7 +36,17 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 	if n.Flags()&(ondisk.FlagExtents|ondisk.FlagInlineData) != 0 {
 		return
 	}
-	meta := c.blockFound.Clone()
+	// Inode 1 is the first inode e2fsck scans: what it finds in use are
+	// the group metadata and the blocks inode 1 itself claimed so far.
+	// Other groups' workers may be marking blocks at the same time, so
+	// found tracks that state on its own instead of reading blockFound.
+	meta := c.blockMeta.Clone()
+	if c.sb.HasIncompat(ondisk.IncompatMMP) {
+		if b := c.sb.MMPBlock(); b > f.FirstDataBlock && b < f.BlocksCount {
+			meta.Set(f.ClusterOf(b))
+		}
+	}
+	found := meta.Clone()
 	bbcheck := false
 	c.iterateBlocks(s, n, func(b uint64, blockcnt int64) {
 		if b == 0 || c.sink.Aborted() {
@@ -55,17 +65,19 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 				bbcheck = true
 				p.Code = problem.PR_1_BB_FS_BLOCK
 				c.fix(p)
-			case c.blockFound.Test(cl):
+			case found.Test(cl):
 				bbcheck = true
 				p.Code = problem.PR_1_BBINODE_BAD_METABLOCK
 				c.fix(p)
 			default:
+				found.Set(cl)
 				c.markBlockUsed(b)
 			}
 			return
 		}
 		c.stats.BadBlocks++
-		if !c.blockFound.Test(cl) {
+		if !found.Test(cl) {
+			found.Set(cl)
 			c.blockFound.Set(cl)
 			return
 		}
