@@ -19,6 +19,10 @@ type extentScan struct {
 	eof      uint64
 	levels   [maxExtentDepthCount]extentLevel
 	maxDepth int
+	// path[l] is the block of the index node being walked at level l
+	// (l >= 1; the root lives in the inode). Going down to a block that
+	// is already on the path is a cycle, as the library reports.
+	path [maxExtentDepthCount + 8]uint64
 	// last extent context for messages
 	p               problem.Problem
 	err             string // set when the walk failed (library op + message)
@@ -54,6 +58,11 @@ func (c *Checker) extentBlocks(s *inodeScratch, w *blockWalk) {
 		}
 	}
 	c.shouldRebuildExtents(x)
+	if x.err != "" {
+		// Declined: the library's error stays set, and the block walk
+		// reports it as a failed iteration (which stops the run).
+		w.iterErr = x.err
+	}
 }
 
 // maxExtentDepth is the deepest tree needed to map 2^32 blocks.
@@ -153,6 +162,15 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 			if level+1 >= len(x.s.levels) {
 				x.err, x.op, x.errBlk, x.errLblk = "Extent tree too deep", "EXT2_EXTENT_DOWN", pblk, lblk
 				return
+			}
+			for l := level; l >= 1; l-- {
+				if l < len(x.path) && x.path[l] == pblk {
+					x.err, x.op, x.errBlk, x.errLblk = "Found cyclic loop in extent tree", "EXT2_EXTENT_DOWN", pblk, lblk
+					return
+				}
+			}
+			if level+1 < len(x.path) {
+				x.path[level+1] = pblk
 			}
 			buf := x.s.levels[level+1]
 			if err := f.ReadBlock(pblk, buf); err != nil {
