@@ -318,7 +318,10 @@ func (c *Checker) pathname(dir, ino uint32, depth int) (string, bool) {
 	}
 	var parent uint32
 	var name []byte
-	isDir := c.isDirInode(dir)
+	isDir, readable := c.isDirInode(dir)
+	if !readable {
+		return "", true
+	}
 	if !isDir {
 		if ino != 0 {
 			return "<" + utoa(dir) + ">/<" + utoa(ino) + ">", false
@@ -427,17 +430,24 @@ func (d *dirNames) fill(c *Checker, dir uint32) {
 }
 
 // isDirInode reads ino's mode from disk (the library's check_directory).
-func (c *Checker) isDirInode(ino uint32) bool {
+// readable is false when the library's read fails: an inode that cannot
+// be read, or whose checksum does not verify (the library checks it on
+// every read outside the inode scan), which makes the path "???".
+func (c *Checker) isDirInode(ino uint32) (isDir, readable bool) {
 	f := c.fs
 	if ino == 0 || ino > f.InodesCount {
-		return false
+		return false, true
 	}
-	ibuf := make([]byte, f.InodeSize)
-	scratch := make([]byte, f.BlockSize)
-	if f.ReadInode(ino, ibuf, scratch) != nil {
-		return false
+	b := c.getIterBufs()
+	defer c.putIterBufs(b)
+	if f.ReadInode(ino, b.ibuf, b.scratch) != nil {
+		return false, true
 	}
-	return ondisk.Inode(ibuf).IsDir()
+	n := ondisk.Inode(b.ibuf)
+	if f.MetadataCsum && !n.ChecksumValid(f.CsumSeed, ino) {
+		return false, false
+	}
+	return n.IsDir(), true
 }
 
 func utoa(v uint32) string {
