@@ -540,6 +540,12 @@ type sink struct {
 	stderr    io.Writer
 }
 
+// FatalError prints a library error that ends the run (check.FatalErrorer).
+func (s *sink) FatalError(line string) {
+	io.WriteString(s.stderr, line)
+	s.Reporter.Abort()
+}
+
 // Diagnostic prints a library diagnostic line as is.
 func (s *sink) Diagnostic(line string) { io.WriteString(s.stderr, line) }
 

@@ -50,6 +50,7 @@ const (
 	evDupName // first duplicate name of a block; p is REPORT_DUP_DIRENT
 	evDxRefs  // an htree node's index entries (dx refs in dx)
 	evAbort   // e2fsck stops here
+	evFatal   // a library error ends the run; p.Str is its com_err line
 )
 
 // event is one recorded sink call or order-dependent decision.
@@ -127,6 +128,14 @@ func (r *recSink) EndLatch(l problem.Latch) (bool, bool) {
 
 // record appends an order-dependent event.
 func (r *recSink) record(e event) { r.events = append(r.events, e) }
+
+// FatalError forwards to the direct sink (fatalError records instead when
+// there is none).
+func (r *recSink) FatalError(line string) {
+	if fe, ok := r.direct.(FatalErrorer); ok {
+		fe.FatalError(line)
+	}
+}
 
 // sharedState is what workers share under a mutex.
 type sharedState struct {
@@ -322,6 +331,28 @@ type dxEntryRef struct {
 	hash     uint32
 	prev     uint32 // block of the previous entry (0 for the first)
 	nextHash uint32
+}
+
+// FatalErrorer is an optional interface of the Sink: e2fsck calls
+// fatal_error after some library errors that are not problem codes (an
+// inode that fails its checksum when pass 2 rereads it). FatalError
+// prints the com_err line (ending in a newline) and marks the run
+// aborted, as a fatal problem does.
+type FatalErrorer interface {
+	FatalError(line string)
+}
+
+// fatalError stops the run after a library error, printing its line
+// through the Sink (recorded first when a worker runs ahead).
+func (c *Checker) fatalError(line string) {
+	c.abort = true
+	if c.rec != nil && c.rec.direct == nil {
+		c.rec.record(event{kind: evFatal, p: problem.Problem{Str: line}})
+		return
+	}
+	if fe, ok := c.sink.(FatalErrorer); ok {
+		fe.FatalError(line)
+	}
 }
 
 // stop ends the run here as e2fsck does after a declined salvage: a worker

@@ -232,6 +232,9 @@ func (c *Checker) replay(r *recSink) {
 		case evAbort:
 			c.abort = true
 			return
+		case evFatal:
+			c.fatalError(ev.p.Str)
+			return
 		}
 		if c.sink.Aborted() {
 			return

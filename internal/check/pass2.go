@@ -289,6 +289,9 @@ func (c *Checker) replayEvents(evs []event) {
 		case evAbort:
 			c.abort = true
 			return
+		case evFatal:
+			c.fatalError(ev.p.Str)
+			return
 		}
 		if c.sink.Aborted() {
 			return
@@ -604,6 +607,9 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 		}
 		if !skip && d.Ino != 0 {
 			w.checkEntry(p, d, name, dotState, ino, dd, dxb, filetypeFS, area, offset, ask, &dupsFound, pending, blk)
+			if c.abort {
+				return false
+			}
 		}
 		prevOff = offset
 		if inlineSize == 0 || dotState > 1 {
@@ -968,6 +974,12 @@ func (w *dirWorker) processBadInode(dir, ino uint32) bool {
 	f := c.fs
 	sb := c.sb
 	n := append(ondisk.Inode(nil), w.readInode(ino)...)
+	if f.MetadataCsum && !n.ChecksumValid(f.CsumSeed, ino) {
+		// e2fsck rereads the inode with the library's checked read, which
+		// fails on a checksum that pass 1 was not allowed to fix.
+		c.fatalError("ext2fs_read_inode: Inode checksum does not match inode while reading inode " + utoa(ino) + " in process_bad_inode\n")
+		return true
+	}
 	p := problem.Problem{Ino: ino, Dir: dir, Inode: c.inodeInfo(n)}
 	ask := func(code problem.Code, num uint64) bool {
 		q := p

@@ -41,6 +41,9 @@ func (c *Checker) pass4(ctx context.Context) error {
 		counted := uint32(c.refCount.Get(i))
 		if counted == 0 {
 			if c.inodeBad.Test(uint64(i)) && w.processBadInode(0, i) {
+				if c.abort {
+					return nil
+				}
 				continue
 			}
 			n := w.readInode(i)

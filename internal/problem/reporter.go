@@ -172,6 +172,10 @@ func (r *Reporter) Stopped() bool {
 // problem being declined (e2fsck's ext2fs_unmark_valid).
 func (r *Reporter) MarkInvalid() { r.status.Invalid = true }
 
+// Abort marks the run aborted, as a fatal problem does, for the library
+// errors after which e2fsck calls fatal_error.
+func (r *Reporter) Abort() { r.status.Aborted = true }
+
 // MarkValid clears the Invalid status, as e2fsck does when it restarts
 // the check from the beginning.
 func (r *Reporter) MarkValid() { r.status.Invalid = false }
