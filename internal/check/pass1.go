@@ -444,6 +444,12 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 			c.fix(p(problem.PR_1_INVALID_BAD_INODE))
 		}
 		c.inodeUsed.Set(uint64(ino))
+		if failedCsum {
+			// The library's block iterator rereads inode 1 with a
+			// checked read, which fails: e2fsck stops (a fatal problem).
+			c.fix(problem.Problem{Code: problem.PR_1_BLOCK_ITERATE, Ino: ino, Err: "Inode checksum does not match inode"})
+			return
+		}
 		c.checkBadBlocksInode(s, ino, n)
 		return
 	case ino == ondisk.RootIno:
