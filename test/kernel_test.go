@@ -3,6 +3,7 @@ package test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,4 +112,43 @@ func lastLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// TestMountedImageWarning: checking a mounted filesystem read-only warns
+// as e2fsck does ("Warning!  IMG is mounted."), and only while it is.
+func TestMountedImageWarning(t *testing.T) {
+	img := testfs.MkImage(t, testfs.Spec{Size: 16 << 20, FSType: "ext4"})
+	if os.Geteuid() != 0 {
+		if testfs.InCI() {
+			t.Fatal("needs root for mount -o loop")
+		}
+		t.Skip("needs root for mount -o loop")
+	}
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mount -o loop: %v\n%s", err, out)
+	}
+	mounted := true
+	umount := func() {
+		if mounted {
+			if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+				t.Errorf("umount: %v\n%s", err, out)
+			}
+			mounted = false
+		}
+	}
+	defer umount()
+	warning := "Warning!  " + img + " is mounted."
+	eout, _ := exec.Command("e2fsck", "-n", img).CombinedOutput()
+	if !strings.Contains(string(eout), warning) {
+		t.Fatalf("the oracle does not warn as expected:\n%s", eout)
+	}
+	gout, gexit := testfs.Gofsck(t, img, "-n")
+	if !strings.Contains(gout, warning) || gexit != 0 {
+		t.Errorf("gofsck -n on a mounted image: exit %d, want 0 and %q:\n%s", gexit, warning, gout)
+	}
+	umount()
+	if gout, _ := testfs.Gofsck(t, img, "-n"); strings.Contains(gout, "is mounted") {
+		t.Errorf("warning after umount:\n%s", gout)
+	}
 }

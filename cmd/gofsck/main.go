@@ -402,6 +402,10 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		return code
 	}
 	defer dev.Close()
+	if mountedDevice(o.device) {
+		// Only read-only checks run here; a repair will refuse instead.
+		fmt.Fprintf(stdout, "Warning!  %s is mounted.\n", o.device)
+	}
 	if rec, ok := dev.(*iotrace.Recorder); ok {
 		defer func() {
 			if err := rec.Save(o.ext.trace); err != nil {
