@@ -9,7 +9,10 @@ import (
 
 // extendedOptions are the parsed -E options.
 type extendedOptions struct {
-	threads int    // threads=N: workers for the parallel passes (0: one per CPU)
+	threads int    // threads=N: workers for the parallel passes (0: two per CPU)
+	// prefetch=N: work units whose reads are hinted ahead of the workers
+	// (0: the default, two per worker; -1 after prefetch=0: none).
+	prefetch int
 	trace   string // trace=FILE: record every device read to FILE (iotrace format)
 	json    string // json=FILE: write a JSON report of the run (docs/json-report.md)
 }
@@ -35,6 +38,7 @@ is set off by an equals ('=') sign.  Valid extended options are:
 	fixes_only
 	check_encoding
 	threads=<number of workers (gofsck)>
+	prefetch=<work units read ahead of the workers, 0 for none (gofsck)>
 	trace=<file to record the I/O of the check in (gofsck)>
 	json=<file to write a JSON report of the check to (gofsck)>
 
@@ -58,6 +62,16 @@ func parseExtended(list []string, stderr io.Writer) (extendedOptions, int, bool)
 				return x, 1, false
 			}
 			x.threads = n
+		case "prefetch":
+			n, err := strconv.Atoi(val)
+			if !hasVal || err != nil || n < 0 || n > 1<<16 {
+				fmt.Fprintf(stderr, "Invalid prefetch parameter: %s\n", val)
+				return x, 1, false
+			}
+			x.prefetch = n
+			if n == 0 {
+				x.prefetch = -1
+			}
 		case "trace":
 			if !hasVal || val == "" {
 				fmt.Fprintf(stderr, "Invalid trace parameter\n")

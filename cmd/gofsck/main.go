@@ -434,7 +434,7 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		return problem.ExitError
 	}
 	ropt := problem.Options{Mode: o.mode, Err: stderr, Device: name}
-	copt := check.Options{ReadOnly: true, Now: time.Now(), ExternalJournal: o.journal, Workers: o.ext.threads}
+	copt := check.Options{ReadOnly: true, Now: time.Now(), ExternalJournal: o.journal, Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch}
 	var tm *timer
 	if o.timing > 0 {
 		tm = newTimer(stdout, dev, o.timing > 1)

@@ -46,6 +46,10 @@ type Options struct {
 	// Workers is the number of goroutines the passes may use (0: two per
 	// CPU).
 	Workers int
+	// PrefetchUnits is how many work units ahead of the workers the
+	// engine hints their reads to the kernel (0: two per worker; negative:
+	// no hints). It sets the depth of the read queue the device sees.
+	PrefetchUnits int
 	// Passes, when set, is told when each pass starts and ends (for -t).
 	Passes PassObserver
 	// Progress, when set, is told how far each pass has come (for -C).

@@ -191,6 +191,9 @@ func (c *Checker) shard(rec *recSink) *Checker {
 // worked on, to start their reads in the background: the device then has
 // many requests in flight while the workers stay one per CPU.
 func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int), work func(i int, w *Checker), replay func(i int, w *Checker) bool) error {
+	if c.opt.PrefetchUnits < 0 {
+		prefetch = nil
+	}
 	ahead := func(i int) {
 		if prefetch != nil && i < n {
 			prefetch(i)
@@ -258,6 +261,12 @@ func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int), wor
 	}
 	wg.Add(1)
 	dist := 2 * nw
+	switch {
+	case c.opt.PrefetchUnits > 0:
+		dist = c.opt.PrefetchUnits
+	case c.opt.PrefetchUnits < 0:
+		dist = 0
+	}
 	go func() {
 		defer wg.Done()
 		defer close(next)

@@ -18,6 +18,12 @@ import (
 // and returns what the reporter printed.
 func runCheck(t *testing.T, img string, workers int) string {
 	t.Helper()
+	return runCheckOpts(t, img, Options{ReadOnly: true, Workers: workers})
+}
+
+// runCheckOpts is runCheck with the checker's options given.
+func runCheckOpts(t *testing.T, img string, opt Options) string {
+	t.Helper()
 	dev, err := blockdev.Open(img, true, false)
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +38,7 @@ func runCheck(t *testing.T, img string, workers int) string {
 	namer := New(f, problem.NewReporter(&bytes.Buffer{}, ropt), Options{})
 	ropt.Namer = namer
 	rep := problem.NewReporter(&out, ropt)
-	c := New(f, rep, Options{ReadOnly: true, Workers: workers})
+	c := New(f, rep, opt)
 	c.CheckSuper(uint64(dev.Size()) >> f.BlockBits)
 	rep.MarkValid()
 	if err := c.Run(context.Background()); err != nil && err != ErrAborted {
@@ -75,6 +81,12 @@ func TestWorkersGiveSameOutput(t *testing.T) {
 	for _, n := range []int{2, 3, 8} {
 		if got := runCheck(t, img, n); got != one {
 			t.Errorf("workers=%d output differs from workers=1:\n--- 1\n%s\n--- %d\n%s", n, one, n, got)
+		}
+	}
+	// The read-ahead depth changes only when blocks are read.
+	for _, pf := range []int{-1, 1, 64} {
+		if got := runCheckOpts(t, img, Options{ReadOnly: true, Workers: 4, PrefetchUnits: pf}); got != one {
+			t.Errorf("prefetch=%d output differs:\n--- 1\n%s\n--- prefetch\n%s", pf, one, got)
 		}
 	}
 	// And on the e2fsprogs corpus images.
