@@ -9,12 +9,12 @@ import (
 
 // extendedOptions are the parsed -E options.
 type extendedOptions struct {
-	threads int    // threads=N: workers for the parallel passes (0: two per CPU)
+	threads int // threads=N: workers for the parallel passes (0: two per CPU)
 	// prefetch=N: work units whose reads are hinted ahead of the workers
 	// (0: the default, two per worker; -1 after prefetch=0: none).
 	prefetch int
-	trace   string // trace=FILE: record every device read to FILE (iotrace format)
-	json    string // json=FILE: write a JSON report of the run (docs/json-report.md)
+	trace    string // trace=FILE: record every device read to FILE (iotrace format)
+	json     string // json=FILE: write a JSON report of the run (docs/json-report.md)
 }
 
 // extendedHelp is printed for an unknown -E option, as e2fsck does, with
