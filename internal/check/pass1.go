@@ -218,28 +218,7 @@ func (c *Checker) replay(r *recSink) {
 	if r == nil || r.direct != nil {
 		return
 	}
-	for k := range r.events {
-		ev := &r.events[k]
-		switch ev.kind {
-		case evFix:
-			c.sink.Fix(ev.p)
-		case evHeader:
-			c.sink.Header(ev.p.Code)
-		case evEndLatch:
-			c.sink.EndLatch(ev.latch)
-		case evEARef:
-			c.replayEARef(ev.ino, ev.blk, ev.p.Inode)
-		case evAbort:
-			c.abort = true
-			return
-		case evFatal:
-			c.fatalError(ev.p.Str)
-			return
-		}
-		if c.sink.Aborted() {
-			return
-		}
-	}
+	c.replayEvents(r.events)
 }
 
 // insaneBlock verifies the checksums of one inode-table block's inodes
