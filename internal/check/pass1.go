@@ -253,6 +253,19 @@ func (c *Checker) markGroupMetadata() {
 			c.blockMeta.Set(cl)
 		}
 	}
+	// markBitmap marks a group's bitmap block, reporting conflict when
+	// another group's metadata already holds it.
+	markBitmap := func(g uint32, b uint64, conflict problem.Code) {
+		if b == 0 || b >= f.BlocksCount {
+			return
+		}
+		cl := f.ClusterOf(b)
+		if c.blockFound.Test(cl) && f.ClusterBits == 0 {
+			c.fix(problem.Problem{Code: conflict, Group: g, Blk: b})
+		}
+		c.blockFound.Set(cl)
+		c.blockMeta.Set(cl)
+	}
 	for g := uint32(0); g < f.Groups; g++ {
 		l := f.Layout(g)
 		if l.Super != 0 || g == 0 {
@@ -282,22 +295,8 @@ func (c *Checker) markGroupMetadata() {
 				c.blockMeta.Set(cl)
 			}
 		}
-		if b := gd.BlockBitmap(); b != 0 && b < f.BlocksCount {
-			cl := f.ClusterOf(b)
-			if c.blockFound.Test(cl) && f.ClusterBits == 0 {
-				c.fix(problem.Problem{Code: problem.PR_1_BB_CONFLICT, Group: g, Blk: b})
-			}
-			c.blockFound.Set(cl)
-			c.blockMeta.Set(cl)
-		}
-		if b := gd.InodeBitmap(); b != 0 && b < f.BlocksCount {
-			cl := f.ClusterOf(b)
-			if c.blockFound.Test(cl) && f.ClusterBits == 0 {
-				c.fix(problem.Problem{Code: problem.PR_1_IB_CONFLICT, Group: g, Blk: b})
-			}
-			c.blockFound.Set(cl)
-			c.blockMeta.Set(cl)
-		}
+		markBitmap(g, gd.BlockBitmap(), problem.PR_1_BB_CONFLICT)
+		markBitmap(g, gd.InodeBitmap(), problem.PR_1_IB_CONFLICT)
 	}
 	if c.sb.HasIncompat(ondisk.IncompatMMP) {
 		if b := c.sb.MMPBlock(); b > f.FirstDataBlock && b < f.BlocksCount {
