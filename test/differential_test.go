@@ -269,6 +269,7 @@ func TestDifferential(t *testing.T) {
 		all = short
 	}
 	known := loadKnown(t, knownDiffPath)
+	repairKnown := loadKnown(t, repairKnownPath)
 
 	// Base images are built on first use, once per feature set.
 	defs := map[string]fsDef{}
@@ -358,6 +359,9 @@ func TestDifferential(t *testing.T) {
 				reason := fmt.Sprintf("e2fsck %v; gofsck %v", ref, got)
 				detail := fmt.Sprintf("--- e2fsck -fn:\n%s--- gofsck -fn:\n%s", eout, gout)
 				known.record(t, dc.name, agree, reason, detail)
+
+				ragree, rreason, rdetail := repairLeg(t, img)
+				repairKnown.record(t, dc.name, ragree, rreason, rdetail)
 			})
 		}
 	})
@@ -365,6 +369,7 @@ func TestDifferential(t *testing.T) {
 		writeDiffReport(t, *diffReport, all, report)
 	}
 	known.finish(t, "differential", names, knownDiffHeader)
+	repairKnown.finish(t, "repair", names, repairKnownHeader)
 }
 
 func writeDiffReport(t *testing.T, path string, all []dcase, report map[string][2]result) {

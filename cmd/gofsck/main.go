@@ -179,9 +179,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	if o.mode != problem.ModeNo || o.modeCount == 0 {
-		fmt.Fprintf(stderr, "%s: repair (-p, -y or interactive answers) is not implemented yet; use -n to check read-only\n", o.prog)
-		return problem.ExitError
+	if o.modeCount == 0 {
+		if !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
+			fmt.Fprintf(stderr, "%s: need terminal for interactive repairs\n", o.prog)
+			return problem.ExitError
+		}
+		o.mode = problem.ModeInteractive
 	}
 	if !o.preen {
 		fmt.Fprintf(stderr, "gofsck %s (%s)\n", Version, VersionDate)
@@ -218,7 +221,8 @@ is corrupt, and you might try running %s with an alternate superblock:
 // openFS opens the device and the filesystem, trying backup superblocks
 // when the primary is unusable, as e2fsck does.
 func openFS(o *options, stdout, stderr io.Writer) (blockdev.Device, *fs.FS, int) {
-	file, err := blockdev.Open(o.device, true, false)
+	readOnly := o.mode == problem.ModeNo
+	file, err := blockdev.Open(o.device, readOnly, !readOnly)
 	if err != nil {
 		var oe *blockdev.OpenError
 		errors.As(err, &oe)
@@ -238,6 +242,11 @@ func openFS(o *options, stdout, stderr io.Writer) (blockdev.Device, *fs.FS, int)
 			fmt.Fprintln(stdout, "You must have r/o access to the filesystem or be root")
 		case "type":
 			fatal(o, stderr, "%s is not a regular file or block device", o.device)
+		case "busy":
+			// O_EXCL on a block device in use (mounted, or opened
+			// exclusively by another program).
+			fatal(o, stderr, "Device or resource busy while trying to open %s", o.device)
+			fmt.Fprintln(stdout, "Filesystem mounted or opened exclusively by another program?")
 		default:
 			fatal(o, stderr, "%v while trying to open %s", err, o.device)
 		}
@@ -247,6 +256,10 @@ func openFS(o *options, stdout, stderr io.Writer) (blockdev.Device, *fs.FS, int)
 	if o.ext.trace != "" {
 		// Record every read of the check for iowatch.
 		dev = iotrace.New(file)
+	}
+	if !readOnly {
+		// Every fix is kept in memory until the run is over (commit.go).
+		dev = blockdev.NewOverlay(dev)
 	}
 	f, err := openWithFallback(o, dev, stdout, stderr)
 	if err != nil {
@@ -403,10 +416,17 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	}
 	defer dev.Close()
 	if mountedDevice(o.device) {
-		// Only read-only checks run here; a repair will refuse instead.
+		if o.mode != problem.ModeNo {
+			// e2fsck asks whether to go on; gofsck never repairs a mounted
+			// filesystem.
+			fmt.Fprintf(stdout, "%s is mounted.\n", o.device)
+			fatal(o, stderr, "Cannot continue, aborting.\n")
+			return problem.ExitError
+		}
 		fmt.Fprintf(stdout, "Warning!  %s is mounted.\n", o.device)
 	}
-	if rec, ok := dev.(*iotrace.Recorder); ok {
+	ov, _ := dev.(*blockdev.Overlay)
+	if rec, ok := traced(dev); ok {
 		defer func() {
 			if err := rec.Save(o.ext.trace); err != nil {
 				fatal(o, stderr, "writing I/O trace: %v", err)
@@ -434,7 +454,13 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		return problem.ExitError
 	}
 	ropt := problem.Options{Mode: o.mode, Err: stderr, Device: name}
-	copt := check.Options{ReadOnly: true, Now: time.Now(), ExternalJournal: o.journal, Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch}
+	if o.mode == problem.ModeInteractive {
+		ropt.In = os.Stdin
+	}
+	if ov != nil {
+		ropt.CanFix = check.CanFix
+	}
+	copt := check.Options{ReadOnly: ov == nil, Now: time.Now(), ExternalJournal: o.journal, Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch}
 	var tm *timer
 	if o.timing > 0 {
 		tm = newTimer(stdout, dev, o.timing > 1)
@@ -455,8 +481,12 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	snk := &sink{Reporter: rep, prog: o.prog, dev: name, stderr: stderr}
 	chk = check.New(f, snk, copt)
 
-	end := problem.RunEnd{ReadOnly: true, SuperWasValid: f.SB.State()&ondisk.StateValid != 0}
+	end := problem.RunEnd{ReadOnly: ov == nil, SuperWasValid: f.SB.State()&ondisk.StateValid != 0}
+	rc := &repairRun{o: o, ov: ov, chk: chk, rep: rep, name: name, stdout: stdout, stderr: stderr}
 	jerr := chk.CheckJournal()
+	if rc.unsupported() {
+		return problem.ExitError
+	}
 	if rep.Aborted() {
 		// A fatal journal problem: e2fsck stops without "aborted". The
 		// filesystem has not been marked valid yet at this point.
@@ -468,9 +498,16 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 		return abortRun(o, rep, end, name, stdout, stderr, "Cannot proceed with file system check")
 	}
 	if f.SB.HasIncompat(ondisk.IncompatRecover) {
+		if rc.active() {
+			fatal(o, stderr, "%s needs journal recovery, which this version of gofsck cannot do yet; nothing was written (run e2fsck)", name)
+			return problem.ExitError
+		}
 		fmt.Fprintln(stdout, "Warning: skipping journal recovery because doing a read-only filesystem check.")
 	}
 	chk.CheckSuper(uint64(dev.Size()) >> f.BlockBits)
+	if rc.unsupported() {
+		return problem.ExitError
+	}
 	if rep.Aborted() || chk.SuperAborted() {
 		return fatalExit(rep, end, name, stdout)
 	}
@@ -491,8 +528,22 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	}
 	chk.CheckResizeInode()
 	err := chk.Run(ctx)
+	if rc.unsupported() {
+		return problem.ExitError
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		// e2fsck's fixes made before an abort are on disk already.
+		end.Modified = rc.modified()
+		if !rc.flush() {
+			return problem.ExitError
+		}
+		if end.Modified {
+			rc.printModified()
+		}
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
+		rc.discard()
 		fmt.Fprintf(stdout, "%s: e2fsck canceled.\n", name)
 		if !rep.Status().Invalid {
 			rep.MarkInvalid()
@@ -504,6 +555,14 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	case err != nil:
 		fatal(o, stderr, "%v", err)
 		return abortRun(o, rep, end, name, stdout, stderr, "aborted")
+	}
+	changed, ok := rc.finish(!rep.Status().Invalid)
+	if !ok {
+		return problem.ExitError
+	}
+	if changed {
+		end.Modified = true
+		rc.printModified()
 	}
 	if rep.Status().Invalid {
 		fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)

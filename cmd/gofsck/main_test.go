@@ -156,21 +156,6 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// TestRepairRefused: this version refuses -y, -p and interactive mode
-// with an operational error, and leaves the image alone.
-func TestRepairRefused(t *testing.T) {
-	img := filepath.Join(t.TempDir(), "x.img")
-	if err := os.WriteFile(img, make([]byte, 8192), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"-y"}, {"-fy"}, {"-p"}, {"-f"}, {}} {
-		out, code := runGofsck(append(args, img)...)
-		if code != 8 || !strings.Contains(out, "-n") {
-			t.Errorf("%v: exit %d, output %q", args, code, out)
-		}
-	}
-}
-
 // TestSummaryLineMatchesE2fsck compares the last line of a forced check
 // of a clean image with e2fsck's.
 func TestSummaryLineMatchesE2fsck(t *testing.T) {

@@ -181,3 +181,14 @@ func (b *Bitmap) Extract(dst []byte, start, n uint64) {
 func (b *Bitmap) Clone() *Bitmap {
 	return &Bitmap{w: append([]uint64(nil), b.w...), len: b.len}
 }
+
+// CloneLen returns a copy of the bitmap resized to n bits: bits past the
+// old length are clear, bits at or past n are dropped.
+func (b *Bitmap) CloneLen(n uint64) *Bitmap {
+	c := New(n)
+	copy(c.w, b.w)
+	if r := n & 63; r != 0 && len(c.w) > 0 {
+		c.w[len(c.w)-1] &= 1<<r - 1
+	}
+	return c
+}

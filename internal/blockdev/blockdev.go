@@ -59,7 +59,7 @@ type File struct {
 // choose its message.
 type OpenError struct {
 	Path string
-	Kind string // "missing", "permission", "directory", "type", "io"
+	Kind string // "missing", "permission", "directory", "type", "busy", "io"
 	Err  error
 }
 
@@ -98,8 +98,11 @@ func Open(path string, readOnly, exclusive bool) (*File, error) {
 	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		kind := "io"
-		if errors.Is(err, os.ErrPermission) {
+		switch {
+		case errors.Is(err, os.ErrPermission):
 			kind = "permission"
+		case errors.Is(err, syscall.EBUSY):
+			kind = "busy"
 		}
 		return nil, &OpenError{Path: path, Kind: kind, Err: err}
 	}
@@ -156,6 +159,15 @@ func (d *File) Stats() Stats { return d.counters.stats() }
 
 // Close closes the device.
 func (d *File) Close() error { return d.f.Close() }
+
+// Sync makes the writes so far durable (fsync; for a block device it also
+// flushes the device's write cache).
+func (d *File) Sync() error {
+	if d.readOnly {
+		return nil
+	}
+	return d.f.Sync()
+}
 
 // Mem is an in-memory Device for tests.
 type Mem struct {

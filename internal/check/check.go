@@ -10,6 +10,7 @@
 package check
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"time"
@@ -36,7 +37,8 @@ type Sink interface {
 type Options struct {
 	// Now is the time used for time-based checks (e2fsck's ctx->now).
 	Now time.Time
-	// ReadOnly is true for -n; gofsck only reads in this version.
+	// ReadOnly is true for -n: nothing is written. Otherwise the fixes
+	// answered yes are written to the filesystem's device (see repair.go).
 	ReadOnly bool
 	// Force is -f: check even a clean filesystem (it also enables the
 	// future-time superblock checks).
@@ -189,6 +191,8 @@ type Checker struct {
 	deferred []deferredInode
 	// eaInodeRefs counts xattr references to each EA-value inode.
 	eaInodeRefs map[uint32]uint64
+	// repair is the write-side state shared with worker shards.
+	repair *repairState
 }
 
 // ErrAborted is returned when a fatal problem stopped the check.
@@ -199,7 +203,11 @@ func New(f *fs.FS, sink Sink, opt Options) *Checker {
 	if opt.Now.IsZero() {
 		opt.Now = time.Now()
 	}
-	return &Checker{fs: f, sink: sink, opt: opt, sb: f.SB}
+	rs := &repairState{}
+	if !opt.ReadOnly {
+		rs.origSB, rs.origGDT = bytes.Clone(f.SB), bytes.Clone(f.GDT())
+	}
+	return &Checker{fs: f, sink: sink, opt: opt, sb: f.SB, repair: rs}
 }
 
 // Stats returns the summary counts after Run.

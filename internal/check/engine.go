@@ -51,6 +51,7 @@ const (
 	evDxRefs  // an htree node's index entries (dx refs in dx)
 	evAbort   // e2fsck stops here
 	evFatal   // a library error ends the run; p.Str is its com_err line
+	evWrite   // a fix writes data at byte offset blk (repair only)
 )
 
 // event is one recorded sink call or order-dependent decision.
@@ -61,6 +62,7 @@ type event struct {
 	blk   uint64
 	p     problem.Problem
 	dx    *dxNodeRefs
+	data  []byte // evWrite
 }
 
 // recSink records a worker's problems. With direct set it forwards every

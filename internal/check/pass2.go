@@ -292,6 +292,8 @@ func (c *Checker) replayEvents(evs []event) {
 		case evFatal:
 			c.fatalError(ev.p.Str)
 			return
+		case evWrite:
+			c.devWrite(int64(ev.blk), ev.data)
 		}
 		if c.sink.Aborted() {
 			return

@@ -148,18 +148,50 @@ func (c *Checker) pass5(ctx context.Context) error {
 	groups := uint64(c.fs.Groups)
 	c.progress(5, 0, 2*groups)
 	d := c.loadBitmaps()
+	if c.repairing() {
+		c.applyBitmapEdits(d)
+	}
 	c.checkBlockBitmaps(d)
 	c.progress(5, groups, 2*groups)
 	c.checkInodeBitmaps(d)
 	c.checkInodeEnd(d)
 	c.checkBlockEnd(d)
 	for _, g := range d.inodeCsumBad {
-		c.fix(problem.Problem{Code: problem.PR_5_INODE_BITMAP_CSUM_INVALID, Group: g})
+		c.fixBitmaps(problem.Problem{Code: problem.PR_5_INODE_BITMAP_CSUM_INVALID, Group: g})
 	}
 	for _, g := range d.blockCsumBad {
-		c.fix(problem.Problem{Code: problem.PR_5_BLOCK_BITMAP_CSUM_INVALID, Group: g})
+		c.fixBitmaps(problem.Problem{Code: problem.PR_5_BLOCK_BITMAP_CSUM_INVALID, Group: g})
 	}
 	return nil
+}
+
+// setBlockPadding sets the bits of m past the last cluster up to the end
+// of the last group, as ext2fs_set_bitmap_padding does.
+func (c *Checker) setBlockPadding(m *bitmap.Bitmap) {
+	f := c.fs
+	first := f.ClusterOf(f.FirstDataBlock)
+	end := min(first+uint64(f.Groups)*uint64(c.sb.ClustersPerGroup()), m.Len())
+	for cl := f.ClusterOf(f.BlocksCount-1) + 1; cl < end; cl++ {
+		m.Set(cl)
+	}
+}
+
+// fixBitmaps reports a problem whose fix is to rewrite the bitmaps (with
+// their padding and checksums) at the end of the run.
+func (c *Checker) fixBitmaps(p problem.Problem) {
+	if c.fix(p) && c.repairing() {
+		c.repair.bitmapsDirty = true
+	}
+}
+
+func init() {
+	canRepair(problem.PR_5_BLOCK_BITMAP_END, problem.PR_5_INODE_BITMAP_END,
+		problem.PR_5_BLOCK_UNINIT, problem.PR_5_INODE_UNINIT,
+		problem.PR_5_FREE_BLOCK_COUNT_GROUP, problem.PR_5_FREE_BLOCK_COUNT,
+		problem.PR_5_FREE_INODE_COUNT_GROUP, problem.PR_5_FREE_DIR_COUNT_GROUP,
+		problem.PR_5_FREE_INODE_COUNT, problem.PR_5_INODE_BMAP_PADDING,
+		problem.PR_5_BLOCK_BMAP_PADDING, problem.PR_5_INODE_BITMAP_CSUM_INVALID,
+		problem.PR_5_BLOCK_BITMAP_CSUM_INVALID)
 }
 
 // bitmapDiffs collects runs of differences for the latched list.
@@ -209,43 +241,67 @@ func (c *Checker) checkBlockBitmaps(d *diskBitmaps) {
 	var free uint64
 	first := f.ClusterOf(f.FirstDataBlock)
 	last := f.ClusterOf(f.BlocksCount - 1)
-	for g := uint32(0); g < f.Groups; g++ {
-		start := first + uint64(g)*cpg
-		end := min(start+cpg-1, last)
-		var gfree uint64
-		for cl := start; cl <= end; cl++ {
-			actual := c.blockFound.Test(cl)
-			onDisk := d.blocks.Test(cl)
-			if actual != onDisk {
-				blk := cl << f.ClusterBits
-				if actual {
-					if f.Group(g).Flags()&ondisk.BgBlockUninit != 0 {
-						c.fix(problem.Problem{Code: problem.PR_5_BLOCK_UNINIT, Blk: blk, Group: g})
+	// After the differences are fixed the on-disk bitmap is the computed
+	// one and the counts are made again (e2fsck's redo_counts).
+	for redo := false; ; redo = true {
+		free = 0
+		for g := uint32(0); g < f.Groups; g++ {
+			start := first + uint64(g)*cpg
+			end := min(start+cpg-1, last)
+			var gfree uint64
+			for cl := start; cl <= end; cl++ {
+				actual := c.blockFound.Test(cl)
+				onDisk := actual
+				if !redo {
+					onDisk = d.blocks.Test(cl)
+				}
+				if actual != onDisk {
+					blk := cl << f.ClusterBits
+					if actual {
+						if gd := f.Group(g); gd.Flags()&ondisk.BgBlockUninit != 0 {
+							if c.fix(problem.Problem{Code: problem.PR_5_BLOCK_UNINIT, Blk: blk, Group: g}) && c.repairing() {
+								gd.SetFlags(gd.Flags() &^ ondisk.BgBlockUninit)
+							}
+						}
+						diffs.add(problem.PR_5_BLOCK_USED, blk)
+					} else {
+						diffs.add(problem.PR_5_BLOCK_UNUSED, blk)
 					}
-					diffs.add(problem.PR_5_BLOCK_USED, blk)
-				} else {
-					diffs.add(problem.PR_5_BLOCK_UNUSED, blk)
+				}
+				if !onDisk {
+					gfree++
 				}
 			}
-			if !onDisk {
-				gfree++
-			}
+			freeArray[g] = gfree
+			free += gfree
 		}
-		freeArray[g] = gfree
-		free += gfree
-	}
-	diffs.flush()
-	if diffs.any {
-		c.sink.EndLatch(problem.LatchBBitmap)
+		if redo {
+			break
+		}
+		diffs.flush()
+		if !diffs.any {
+			break
+		}
+		if fix, _ := c.sink.EndLatch(problem.LatchBBitmap); !fix || !c.repairing() {
+			break
+		}
+		d.blocks = c.blockFound.CloneLen(d.blocks.Len())
+		c.setBlockPadding(d.blocks)
+		c.repair.bitmapsDirty = true
 	}
 	for g := uint32(0); g < f.Groups; g++ {
-		if got := uint64(f.Group(g).FreeBlocks()); got != freeArray[g] {
-			c.fix(problem.Problem{Code: problem.PR_5_FREE_BLOCK_COUNT_GROUP, Group: g, Blk: got, Blk2: freeArray[g]})
+		gd := f.Group(g)
+		if got := uint64(gd.FreeBlocks()); got != freeArray[g] {
+			if c.fix(problem.Problem{Code: problem.PR_5_FREE_BLOCK_COUNT_GROUP, Group: g, Blk: got, Blk2: freeArray[g]}) && c.repairing() {
+				gd.SetFreeBlocks(uint32(freeArray[g]))
+			}
 		}
 	}
 	free <<= f.ClusterBits
 	if sbFree := c.sb.FreeBlocksCount(); sbFree != free {
-		c.fix(problem.Problem{Code: problem.PR_5_FREE_BLOCK_COUNT, Blk: sbFree, Blk2: free})
+		if c.fix(problem.Problem{Code: problem.PR_5_FREE_BLOCK_COUNT, Blk: sbFree, Blk2: free}) && c.repairing() {
+			c.sb.SetFreeBlocksCount(free)
+		}
 	}
 }
 
@@ -261,61 +317,84 @@ func (c *Checker) checkInodeBitmaps(d *diskBitmaps) {
 	freeArray := make([]uint32, f.Groups)
 	dirArray := make([]uint32, f.Groups)
 	var free uint32
-	for g := uint32(0); g < f.Groups; g++ {
-		gd := f.Group(g)
-		start := g*ipg + 1
-		var gfree, gdirs uint32
-		skip := f.GdtCsum && gd.Flags()&ondisk.BgInodeUninit != 0
-		if skip && !c.inodeUsed.AnySet(uint64(start), uint64(ipg)) {
-			freeArray[g] = ipg
-			free += ipg
-			continue
-		}
-		for i := uint32(0); i < ipg; i++ {
-			ino := uint64(start + i)
-			actual := c.inodeUsed.Test(ino)
-			onDisk := !skip && d.inodes.Test(ino)
-			if actual != onDisk {
-				if actual {
-					if skip {
-						c.fix(problem.Problem{Code: problem.PR_5_INODE_UNINIT, Ino: uint32(ino), Group: g})
+	for redo := false; ; redo = true {
+		free = 0
+		for g := uint32(0); g < f.Groups; g++ {
+			gd := f.Group(g)
+			start := g*ipg + 1
+			var gfree, gdirs uint32
+			skip := f.GdtCsum && gd.Flags()&ondisk.BgInodeUninit != 0
+			if skip && !c.inodeUsed.AnySet(uint64(start), uint64(ipg)) {
+				freeArray[g], dirArray[g] = ipg, 0
+				free += ipg
+				continue
+			}
+			for i := uint32(0); i < ipg; i++ {
+				ino := uint64(start + i)
+				actual := c.inodeUsed.Test(ino)
+				onDisk := actual
+				if !redo {
+					onDisk = !skip && d.inodes.Test(ino)
+				}
+				if actual != onDisk {
+					if actual {
+						if skip {
+							if c.fix(problem.Problem{Code: problem.PR_5_INODE_UNINIT, Ino: uint32(ino), Group: g}) && c.repairing() {
+								gd.SetFlags(gd.Flags() &^ ondisk.BgInodeUninit)
+								skip = false
+							}
+						}
+						diffs.add(problem.PR_5_INODE_USED, ino)
+					} else {
+						diffs.add(problem.PR_5_INODE_UNUSED, ino)
 					}
-					diffs.add(problem.PR_5_INODE_USED, ino)
-				} else {
-					diffs.add(problem.PR_5_INODE_UNUSED, ino)
+				}
+				if !onDisk {
+					gfree++
+				} else if c.inodeDir.Test(ino) {
+					gdirs++
 				}
 			}
-			if !onDisk {
-				gfree++
-			} else if c.inodeDir.Test(ino) {
-				gdirs++
-			}
+			freeArray[g] = gfree
+			dirArray[g] = gdirs
+			free += gfree
 		}
-		freeArray[g] = gfree
-		dirArray[g] = gdirs
-		free += gfree
-	}
-	diffs.flush()
-	if diffs.any {
-		c.sink.EndLatch(problem.LatchIBitmap)
+		if redo {
+			break
+		}
+		diffs.flush()
+		if !diffs.any {
+			break
+		}
+		if fix, _ := c.sink.EndLatch(problem.LatchIBitmap); !fix || !c.repairing() {
+			break
+		}
+		d.inodes = c.inodeUsed.CloneLen(d.inodes.Len())
+		c.repair.bitmapsDirty = true
 	}
 	for g := uint32(0); g < f.Groups; g++ {
 		gd := f.Group(g)
 		if gd.FreeInodes() != freeArray[g] {
-			c.fix(problem.Problem{Code: problem.PR_5_FREE_INODE_COUNT_GROUP, Group: g, Ino: gd.FreeInodes(), Ino2: freeArray[g]})
+			if c.fix(problem.Problem{Code: problem.PR_5_FREE_INODE_COUNT_GROUP, Group: g, Ino: gd.FreeInodes(), Ino2: freeArray[g]}) && c.repairing() {
+				gd.SetFreeInodes(freeArray[g])
+			}
 		}
 		if gd.UsedDirs() != dirArray[g] {
-			c.fix(problem.Problem{Code: problem.PR_5_FREE_DIR_COUNT_GROUP, Group: g, Ino: gd.UsedDirs(), Ino2: dirArray[g]})
+			if c.fix(problem.Problem{Code: problem.PR_5_FREE_DIR_COUNT_GROUP, Group: g, Ino: gd.UsedDirs(), Ino2: dirArray[g]}) && c.repairing() {
+				gd.SetUsedDirs(dirArray[g])
+			}
 		}
 	}
 	if sbFree := c.sb.FreeInodesCount(); sbFree != free {
-		c.fix(problem.Problem{Code: problem.PR_5_FREE_INODE_COUNT, Ino: sbFree, Ino2: free})
+		if c.fix(problem.Problem{Code: problem.PR_5_FREE_INODE_COUNT, Ino: sbFree, Ino2: free}) && c.repairing() {
+			c.sb.SetFreeInodesCount(free)
+		}
 	}
 }
 
 func (c *Checker) checkInodeEnd(d *diskBitmaps) {
 	if d.inodeTail {
-		c.fix(problem.Problem{Code: problem.PR_5_INODE_BMAP_PADDING})
+		c.fixBitmaps(problem.Problem{Code: problem.PR_5_INODE_BMAP_PADDING})
 	}
 }
 
@@ -326,12 +405,12 @@ func (c *Checker) checkBlockEnd(d *diskBitmaps) {
 	lastReal := f.ClusterOf(f.BlocksCount - 1)
 	for cl := lastReal + 1; cl <= end; cl++ {
 		if !d.blocks.Test(cl) {
-			c.fix(problem.Problem{Code: problem.PR_5_BLOCK_BMAP_PADDING})
+			c.fixBitmaps(problem.Problem{Code: problem.PR_5_BLOCK_BMAP_PADDING})
 			return
 		}
 	}
 	if d.blockTail {
-		c.fix(problem.Problem{Code: problem.PR_5_BLOCK_BMAP_PADDING})
+		c.fixBitmaps(problem.Problem{Code: problem.PR_5_BLOCK_BMAP_PADDING})
 	}
 }
 

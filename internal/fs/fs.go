@@ -281,6 +281,11 @@ func (f *FS) geometry() error {
 	return nil
 }
 
+// GDT returns the descriptor table as it is kept in memory (DescBlocks
+// blocks): the bytes a repair writes back after changing descriptors
+// through Group.
+func (f *FS) GDT() []byte { return f.gdt }
+
 // descBlockLoc returns the location of descriptor block i when the
 // superblock in use lives in block sbBlock.
 func (f *FS) descBlockLoc(i uint32) uint64 {

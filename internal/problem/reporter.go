@@ -57,6 +57,12 @@ type Options struct {
 	// and before any chained problem is reported, so calls come in output
 	// order. A problem that prints nothing (suppressed) is not observed.
 	Observe func(Report)
+	// CanFix, when set and the mode may answer yes, says whether the
+	// checker implements the fix of a prompted problem. A problem it
+	// cannot fix and would answer yes to is not printed: the run stops
+	// instead (Status.Unsupported), so that gofsck never claims a fix it
+	// does not make. Nil means every fix is implemented.
+	CanFix func(Code) bool
 }
 
 // Report is one printed problem, as passed to Options.Observe. Message
@@ -110,6 +116,10 @@ type Status struct {
 	Halted bool
 	// Cancelled: the user typed Ctrl-C at a prompt.
 	Cancelled bool
+	// Unsupported is the first problem whose fix would have been accepted
+	// but is not implemented (Options.CanFix); the run is then Aborted
+	// too. Zero when none.
+	Unsupported Code
 }
 
 // Reporter prints problems exactly as e2fsck's fix_problem does, decides
@@ -276,7 +286,7 @@ func (r *Reporter) Answer(p Problem) bool {
 	if d.Prompt == PromptNone {
 		return def || d.Flags&FlagNoCollate != 0
 	}
-	if d.Flags&FlagForceNo != 0 {
+	if d.Flags&FlagForceNo != 0 || r.wouldFixUnsupported(d, def) {
 		return false
 	}
 	if r.opts.Mode == ModePreen {
@@ -342,6 +352,11 @@ func (r *Reporter) fix(p Problem) int {
 	r.counts[i]++
 	preen := r.opts.Mode == ModePreen
 	def := r.defaultAnswer(d)
+	if r.wouldFixUnsupported(d, def) {
+		r.status.Unsupported = d.Code
+		r.status.Aborted = true
+		return 0
+	}
 
 	// The latch question is asked before the first member.
 	suppress := false
@@ -474,6 +489,21 @@ func (r *Reporter) fix(p Problem) int {
 		r.status.Fixed = true
 	}
 	return answer
+}
+
+// wouldFixUnsupported reports whether d is a prompted problem whose fix
+// is not implemented (Options.CanFix) and that this run might answer yes:
+// always under -y and interactively (the question is not even asked), for
+// preen-safe problems when preening. Preen halts on the others as usual.
+func (r *Reporter) wouldFixUnsupported(d *Def, def bool) bool {
+	if r.opts.CanFix == nil || r.opts.Mode == ModeNo || d.Prompt == PromptNone ||
+		d.Prompt == PromptAbort || d.Flags&(FlagFatal|FlagForceNo) != 0 || r.opts.CanFix(d.Code) {
+		return false
+	}
+	if r.opts.Mode == ModePreen {
+		return def && d.Flags&FlagPreenOK != 0
+	}
+	return true
 }
 
 // fixAs reports code with p's context.

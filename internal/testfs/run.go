@@ -37,6 +37,14 @@ func E2fsckTimeout(t testing.TB, timeout time.Duration, img string, args ...stri
 	return strings.ReplaceAll(res.out, cp, img), res.exit
 }
 
+// E2fsckInPlace runs the installed e2fsck on img itself (for repairs whose
+// result is examined afterwards), with DefaultTimeout.
+func E2fsckInPlace(t testing.TB, img string, args ...string) (out string, exit int) {
+	t.Helper()
+	res := run(t, DefaultTimeout, checkerEnv(t), tool(t, "e2fsck"), append(args, img)...)
+	return res.out, res.exit
+}
+
 var (
 	buildMu   sync.Mutex
 	buildDone bool   // buildMu protects buildDone, buildBin, buildErr, buildDir.

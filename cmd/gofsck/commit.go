@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"gofsck/internal/blockdev"
+	"gofsck/internal/check"
+	"gofsck/internal/iotrace"
+	"gofsck/internal/problem"
+)
+
+// repairRun is the write side of a run with -y, -p or interactive answers.
+// The check decides its fixes against an in-memory Overlay of the device;
+// the fixes reach the disk only here, serially and in ascending block
+// order, after the run has decided what to keep:
+//
+//   - a completed run finishes the superblock and descriptors as e2fsck
+//     does (check.Finish) and writes everything;
+//   - a run that met a fix gofsck does not implement writes nothing;
+//   - a cancelled run writes nothing;
+//   - an aborted run writes the fixes made so far, as e2fsck's are already
+//     on disk when it aborts, but not the end-of-run superblock.
+//
+// With -n, ov is nil and every method does nothing.
+type repairRun struct {
+	o              *options
+	ov             *blockdev.Overlay
+	chk            *check.Checker
+	rep            *problem.Reporter
+	name           string
+	stdout, stderr io.Writer
+}
+
+// active reports whether this run may write.
+func (r *repairRun) active() bool { return r.ov != nil }
+
+// unsupported reports whether the run stopped at a fix gofsck does not
+// implement; it then drops every pending write and prints why.
+func (r *repairRun) unsupported() bool {
+	code := r.rep.Status().Unsupported
+	if !r.active() || code == 0 {
+		return false
+	}
+	r.ov.Discard()
+	name := code.String()
+	fmt.Fprintf(r.stderr, "\n%s: %s: the fix for problem %s (0x%06x) is not implemented yet.\n"+
+		"Nothing was written to %s. Run e2fsck to repair it, or %s -n to check it read-only.\n",
+		r.o.prog, r.name, name, uint32(code), r.o.device, r.o.prog)
+	return true
+}
+
+// discard drops the pending writes (a cancelled run).
+func (r *repairRun) discard() {
+	if r.active() {
+		r.ov.Discard()
+	}
+}
+
+// modified reports whether the run has changed the filesystem so far
+// (e2fsck's ext2fs_test_changed), i.e. whether fixes are pending.
+func (r *repairRun) modified() bool { return r.active() && r.chk.Changed() }
+
+// flush writes the pending fixes to the device and makes them durable.
+// It returns false (after printing why) when the device refused them.
+func (r *repairRun) flush() bool {
+	if !r.active() || !r.ov.Dirty() {
+		return true
+	}
+	if err := r.ov.Flush(r.ov.Base); err != nil {
+		fatal(r.o, r.stderr, "%v while writing to %s", err, r.o.device)
+		return false
+	}
+	if err := syncDevice(r.ov.Base); err != nil {
+		fatal(r.o, r.stderr, "%v while syncing %s", err, r.o.device)
+		return false
+	}
+	return true
+}
+
+// finish ends a completed run: the end-of-run superblock and descriptor
+// updates, then the flush. changed is whether the passes fixed anything
+// (the "FILE SYSTEM WAS MODIFIED" line and exit bit), measured before the
+// end-of-run superblock update, which every writable run makes.
+func (r *repairRun) finish(valid bool) (changed, ok bool) {
+	if !r.active() {
+		return false, true
+	}
+	changed = r.chk.Changed()
+	if err := r.chk.Finish(valid, false); err != nil {
+		fatal(r.o, r.stderr, "%v while writing to %s", err, r.o.device)
+		return changed, false
+	}
+	return changed, r.flush()
+}
+
+// printModified prints e2fsck's line for a run that changed the
+// filesystem (not when preening).
+func (r *repairRun) printModified() {
+	if !r.o.preen {
+		fmt.Fprintf(r.stdout, "\n%s: ***** FILE SYSTEM WAS MODIFIED *****\n", r.name)
+	}
+}
+
+// syncDevice fsyncs the device under any wrappers.
+func syncDevice(d blockdev.Device) error {
+	switch v := d.(type) {
+	case interface{ Sync() error }:
+		return v.Sync()
+	case *iotrace.Recorder:
+		return syncDevice(v.TracedDevice.Device)
+	}
+	return nil
+}
+
+// traced returns the I/O recorder under the device's wrappers, if any.
+func traced(d blockdev.Device) (*iotrace.Recorder, bool) {
+	if ov, ok := d.(*blockdev.Overlay); ok {
+		d = ov.Base
+	}
+	rec, ok := d.(*iotrace.Recorder)
+	return rec, ok
+}
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

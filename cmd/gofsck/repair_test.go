@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"gofsck/internal/testfs"
+)
+
+// TestInteractiveNeedsTerminal: without -n, -y or -p gofsck asks
+// questions, which needs a terminal; like e2fsck it refuses otherwise and
+// leaves the image alone.
+func TestInteractiveNeedsTerminal(t *testing.T) {
+	img := cleanImage(t)
+	before := testfs.FileSHA256(t, img)
+	for _, args := range [][]string{{"-f"}, {}} {
+		out, code := runGofsck(append(args, img)...)
+		if code != 8 || !strings.Contains(out, "need terminal for interactive repairs") {
+			t.Errorf("%v: exit %d, output %q", args, code, out)
+		}
+	}
+	if testfs.FileSHA256(t, img) != before {
+		t.Error("image changed")
+	}
+}
+
+// TestUnsupportedFixWritesNothing: a repair that needs a fix gofsck does
+// not implement yet stops with exit 8, names the problem, and leaves the
+// image byte for byte unchanged, even though fixes it does implement
+// (pass 5 counts) were decided before.
+func TestUnsupportedFixWritesNothing(t *testing.T) {
+	img := cleanImage(t)
+	// A cleared inode still named by a directory: pass 2 must clear the
+	// entry (PR_2_UNUSED_INODE or similar), pass 5 fix the counts.
+	testfs.Debugfs(t, img, "clri <12>", "set_bg 0 free_blocks_count 1")
+	before := testfs.FileSHA256(t, img)
+	for _, mode := range []string{"-fy", "-fp"} {
+		out, code := runGofsck(mode, img)
+		if testfs.FileSHA256(t, img) != before {
+			t.Fatalf("%s changed the image:\n%s", mode, out)
+		}
+		switch mode {
+		case "-fy":
+			if code != 8 || !strings.Contains(out, "is not implemented yet") || !strings.Contains(out, "Nothing was written") {
+				t.Errorf("%s: exit %d, output:\n%s", mode, code, out)
+			}
+		case "-fp":
+			// Preen stops at the first problem that is not preen-safe.
+			if code != 4 && code != 8 {
+				t.Errorf("%s: exit %d, output:\n%s", mode, code, out)
+			}
+		}
+	}
+}
+
+// TestPass5RepairMatchesE2fsck damages only the summary information
+// (bitmaps, group and superblock counts, padding) on several feature sets;
+// gofsck -fy must print what e2fsck -fy prints, exit the same, leave an
+// image e2fsck -fn finds clean, and write the same bytes as e2fsck except
+// s_kbytes_written (which counts each program's own writes) and the
+// superblock checksum over it. -p must fix the same silently with exit 1.
+func TestPass5RepairMatchesE2fsck(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	specs := map[string]testfs.Spec{
+		"ext4":        {FSType: "ext4", Size: 16 << 20, Populate: populate},
+		"ext2":        {FSType: "ext2", Size: 16 << 20, Populate: populate},
+		"ext4-nocsum": {FSType: "ext4", Size: 16 << 20, Features: "^metadata_csum,uninit_bg", Populate: populate},
+	}
+	damages := [][]string{
+		{"set_bg 0 free_blocks_count 3", "set_bg 0 free_inodes_count 2047", "set_bg 0 used_dirs_count 9",
+			"set_bg 0 checksum calc", "set_bg 1 checksum calc", "ssv free_blocks_count 5", "ssv free_inodes_count 6"},
+		{"freeb 300 4", "setb 3000 2"},
+		{"freei <12>", "seti <200>"},
+	}
+	for name, spec := range specs {
+		base := testfs.MkImage(t, spec)
+		for i, dmg := range damages {
+			img := testfs.CopyImage(t, base)
+			testfs.Debugfs(t, img, dmg...)
+			gimg, eimg, pimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+			gout, gcode := runGofsck("-fy", gimg)
+			eout, ecode := testfs.E2fsckInPlace(t, eimg, "-fy")
+			if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode {
+				t.Errorf("%s damage %d: exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", name, i, gcode, ecode, e, g)
+			}
+			if out, code := testfs.E2fsck(t, gimg, "-fn"); code != 0 {
+				t.Errorf("%s damage %d: not clean after repair:\n%s", name, i, out)
+			}
+			compareImages(t, name, gimg, eimg)
+			pout, pcode := runGofsck("-fp", pimg)
+			if pcode != 1 {
+				t.Errorf("%s damage %d: -p exit %d, want 1:\n%s", name, i, pcode, pout)
+			}
+			compareImages(t, name+" -p", pimg, eimg)
+		}
+	}
+}
+
+func populate(tr *testfs.Tree) {
+	tr.File("a/one", 5000)
+	tr.File("a/two", 70000)
+	// Directories stay within one block: a bigger unindexed one would be
+	// indexed by e2fsck's writable pass 3A, a separate fix.
+	tr.ManyFiles("many", 40)
+}
+
+// norm drops the version banner and replaces the image path.
+func norm(out, img string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "e2fsck 1.") || strings.HasPrefix(l, "gofsck 0.") {
+			continue
+		}
+		b.WriteString(strings.ReplaceAll(l, img, "IMG") + "\n")
+	}
+	return b.String()
+}
+
+// compareImages requires two repaired images to be equal except for the
+// superblock's s_kbytes_written and checksum (and its error and time
+// fields, which both set from their own clock).
+func compareImages(t *testing.T, name, a, b string) {
+	t.Helper()
+	da, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(da) != len(db) {
+		t.Fatalf("%s: sizes differ", name)
+	}
+	const sb = 1024
+	for _, r := range [][2]int{{0x30, 4}, {0x40, 4}, {0x178, 8}, {0x3FC, 4}} { // wtime, lastcheck, kbytes, csum
+		clear(da[sb+r[0] : sb+r[0]+r[1]])
+		clear(db[sb+r[0] : sb+r[0]+r[1]])
+	}
+	if !bytes.Equal(da, db) {
+		for i := range da {
+			if da[i] != db[i] {
+				t.Errorf("%s: images differ first at byte %d (block %d of 4096)", name, i, i/4096)
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,336 @@
+package check
+
+import (
+	"bytes"
+	"sync"
+
+	"gofsck/internal/bitmap"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// Repair plumbing.
+//
+// A repair follows the same passes as a check; where a problem is answered
+// yes, the pass takes e2fsck's "yes" path and writes what e2fsck writes.
+// Writes never go to the device directly: workers record them as events
+// (evWrite) that the replay applies in e2fsck's order, and the serial code
+// writes at once; both go to the filesystem's device, which the command
+// gives as a blockdev.Overlay so that nothing reaches the disk before the
+// run is over and Flush writes every changed block in ascending order.
+//
+// A fix is only taken when its code is registered with canRepair by the
+// file that implements it: the command passes CanFix to the Reporter,
+// which stops the run (writing nothing) rather than claim a fix gofsck
+// does not make.
+
+// repairable holds the codes whose "yes" path is implemented. It is filled
+// by init functions and read-only afterwards.
+var repairable = map[problem.Code]bool{}
+
+// canRepair registers codes whose fix is implemented (init time only).
+func canRepair(codes ...problem.Code) {
+	for _, c := range codes {
+		repairable[c] = true
+	}
+}
+
+// CanFix reports whether gofsck implements the fix of prompted problem c.
+func CanFix(c problem.Code) bool { return repairable[c] }
+
+// repairState is shared by the Checker and its worker shards.
+type repairState struct {
+	mu  sync.Mutex
+	err error // the first write error; the run is then aborted
+
+	// blockEdits and inodeEdits are the bitmap bits fixes set (true) or
+	// cleared (false) before pass 5, by cluster and inode number. Pass 5
+	// applies them to the bitmaps it loads, as e2fsck's fixes update
+	// fs->block_map and fs->inode_map in memory.
+	blockEdits map[uint64]bool
+	inodeEdits map[uint32]bool
+	// final are the bitmaps as they will be on disk (pass 5's, after its
+	// fixes); bitmapsDirty says they must be written.
+	final        *diskBitmaps
+	bitmapsDirty bool
+	// origSB and origGDT are the superblock and descriptors as opened,
+	// to tell whether fixes changed them (Changed).
+	origSB, origGDT []byte
+}
+
+// repairing reports whether this run may write.
+func (c *Checker) repairing() bool { return !c.opt.ReadOnly }
+
+// writeAt writes data at byte offset off of the device: recorded by a
+// worker for the replay, written at once by serial code. data is copied.
+func (c *Checker) writeAt(off int64, data []byte) {
+	if !c.repairing() {
+		return
+	}
+	if c.rec != nil && c.rec.direct == nil {
+		c.rec.record(event{kind: evWrite, blk: uint64(off), data: bytes.Clone(data)})
+		return
+	}
+	c.devWrite(off, data)
+}
+
+// devWrite writes to the device (the Overlay); an error aborts the run.
+func (c *Checker) devWrite(off int64, data []byte) {
+	if _, err := c.fs.Dev.WriteAt(data, off); err != nil {
+		c.repair.mu.Lock()
+		if c.repair.err == nil {
+			c.repair.err = err
+		}
+		c.repair.mu.Unlock()
+		c.abort = true
+	}
+}
+
+// WriteError returns the first error writing a fix, nil if none.
+func (c *Checker) WriteError() error {
+	c.repair.mu.Lock()
+	defer c.repair.mu.Unlock()
+	return c.repair.err
+}
+
+// writeBlock writes one filesystem block.
+func (c *Checker) writeBlock(blk uint64, data []byte) {
+	c.writeAt(int64(blk)<<c.fs.BlockBits, data[:c.fs.BlockSize])
+}
+
+// writeInode writes inode ino, recomputing its checksum first.
+func (c *Checker) writeInode(ino uint32, n ondisk.Inode) {
+	blk, off, ok := c.fs.InodeLoc(ino)
+	if !ok {
+		return
+	}
+	if c.fs.MetadataCsum {
+		n.SetChecksum(c.fs.CsumSeed, ino)
+	}
+	c.writeAt(int64(blk)<<c.fs.BlockBits+int64(off), n[:c.fs.InodeSize])
+}
+
+// markBlockOnDisk records that a fix set (used) or cleared the on-disk
+// bitmap bit of cluster cl; pass 5 sees the edited bitmap.
+func (c *Checker) markBlockOnDisk(cl uint64, used bool) {
+	c.repair.mu.Lock()
+	if c.repair.blockEdits == nil {
+		c.repair.blockEdits = map[uint64]bool{}
+	}
+	c.repair.blockEdits[cl] = used
+	c.repair.mu.Unlock()
+}
+
+// markInodeOnDisk is markBlockOnDisk for the inode bitmap.
+func (c *Checker) markInodeOnDisk(ino uint32, used bool) {
+	c.repair.mu.Lock()
+	if c.repair.inodeEdits == nil {
+		c.repair.inodeEdits = map[uint32]bool{}
+	}
+	c.repair.inodeEdits[ino] = used
+	c.repair.mu.Unlock()
+}
+
+// applyBitmapEdits applies the fixes' bitmap edits to the loaded on-disk
+// bitmaps (pass 5) and remembers them as the bitmaps to write.
+func (c *Checker) applyBitmapEdits(d *diskBitmaps) {
+	c.repair.mu.Lock()
+	defer c.repair.mu.Unlock()
+	for cl, used := range c.repair.blockEdits {
+		if used {
+			d.blocks.Set(cl)
+		} else {
+			d.blocks.Clear(cl)
+		}
+	}
+	for ino, used := range c.repair.inodeEdits {
+		if used {
+			d.inodes.Set(uint64(ino))
+		} else {
+			d.inodes.Clear(uint64(ino))
+		}
+	}
+	if len(c.repair.blockEdits)+len(c.repair.inodeEdits) > 0 {
+		c.repair.bitmapsDirty = true
+	}
+	c.repair.final = d
+}
+
+// Finish ends a repair the way e2fsck ends a writable run: the superblock
+// is marked valid (or not), its check time and mount count reset and its
+// error records cleared; the descriptors' uninit flags, unused inode
+// counts and checksums are recomputed; the bitmaps are written when a fix
+// changed them; then the primary superblock and descriptors (all copies
+// when the check used a backup superblock) are written. valid is whether
+// the filesystem ends without errors. It returns the first write error.
+func (c *Checker) Finish(valid bool, timeInsane bool) error {
+	if !c.repairing() {
+		return nil
+	}
+	f := c.fs
+	sb := f.SB
+	if valid {
+		sb.SetState(ondisk.StateValid)
+	} else {
+		sb.SetState(sb.State() &^ ondisk.StateValid)
+	}
+	now := uint32(c.opt.Now.Unix())
+	if !timeInsane {
+		sb.SetLastCheck(now)
+	}
+	sb.SetMntCount(0)
+	sb.ClearErrorInfo()
+	c.setGDTCsum()
+	if c.repair.bitmapsDirty && c.repair.final != nil {
+		c.writeBitmaps(c.repair.final)
+	}
+	sb.SetWtime(now)
+	if kb := sb.KbytesWritten(); kb != 0 {
+		// As the library does, count what this run wrote (the superblock
+		// itself excluded) when the field is maintained.
+		sb.SetKbytesWritten(kb + (f.Dev.Stats().WriteBytes+c.superAndGDTBytes())>>10)
+	}
+	c.writeSuperAndGDT(f.Backup)
+	return c.WriteError()
+}
+
+// superAndGDTBytes is what writeSuperAndGDT writes before the primary
+// superblock (the primary descriptor blocks; backups are not counted).
+func (c *Checker) superAndGDTBytes() uint64 {
+	return uint64(c.fs.DescBlocks) * uint64(c.fs.BlockSize)
+}
+
+// Changed reports whether the run has changed the filesystem so far
+// (e2fsck's ext2fs_test_changed): a fix wrote a block, changed the
+// superblock or a descriptor in memory, or made the bitmaps to be
+// rewritten. Call it before Finish, whose own updates do not count.
+func (c *Checker) Changed() bool {
+	if !c.repairing() {
+		return false
+	}
+	if c.repair.bitmapsDirty || c.fs.Dev.Stats().WriteOps > 0 {
+		return true
+	}
+	return !bytes.Equal(c.fs.SB, c.repair.origSB) || !bytes.Equal(c.fs.GDT(), c.repair.origGDT)
+}
+
+// setGDTCsum is ext2fs_set_gdt_csum: with checksummed descriptors, mark
+// empty groups uninit, set bg_itable_unused from the last used inode, and
+// recompute every descriptor checksum.
+func (c *Checker) setGDTCsum() {
+	f := c.fs
+	if !f.GdtCsum {
+		return
+	}
+	ipg := f.InodesPerGroup
+	var inodes *bitmap.Bitmap
+	if c.repair.final != nil {
+		inodes = c.repair.final.inodes
+	}
+	for g := uint32(0); g < f.Groups; g++ {
+		gd := f.Group(g)
+		if gd.FreeBlocks() == f.BlocksPerGroup && g != f.Groups-1 {
+			gd.SetFlags(gd.Flags() | ondisk.BgBlockUninit)
+		}
+		if gd.FreeInodes() == ipg {
+			gd.SetFlags(gd.Flags() | ondisk.BgInodeUninit)
+			gd.SetItableUnused(ipg)
+		} else if inodes != nil {
+			last := uint32(0)
+			base := uint64(g)*uint64(ipg) + 1
+			for i := ipg; i > 0; i-- {
+				if inodes.Test(base + uint64(i-1)) {
+					last = i
+					break
+				}
+			}
+			gd.SetFlags(gd.Flags() &^ ondisk.BgInodeUninit)
+			gd.SetItableUnused(ipg - last)
+		}
+		gd.UpdateChecksum(f.SB, g)
+	}
+}
+
+// writeBitmaps writes every group's block and inode bitmaps from d (except
+// those of uninit groups), with their padding bits set and their
+// checksums stored in the descriptors.
+func (c *Checker) writeBitmaps(d *diskBitmaps) {
+	f := c.fs
+	cpg := uint64(c.sb.ClustersPerGroup())
+	ipg := uint64(f.InodesPerGroup)
+	first := f.ClusterOf(f.FirstDataBlock)
+	last := f.ClusterOf(f.BlocksCount - 1)
+	buf := make([]byte, f.BlockSize)
+	for g := uint32(0); g < f.Groups; g++ {
+		gd := f.Group(g)
+		if b := gd.BlockBitmap(); b != 0 && b < f.BlocksCount && !(f.GdtCsum && gd.Flags()&ondisk.BgBlockUninit != 0) {
+			base := first + uint64(g)*cpg
+			fillBitmap(buf, d.blocks, base, cpg, last+1-base)
+			if f.MetadataCsum {
+				gd.SetBlockBitmapCsum(ondisk.BitmapChecksum(f.CsumSeed, buf[:cpg/8]))
+			}
+			c.writeBlock(b, buf)
+		}
+		if b := gd.InodeBitmap(); b != 0 && b < f.BlocksCount && !(f.GdtCsum && gd.Flags()&ondisk.BgInodeUninit != 0) {
+			base := 1 + uint64(g)*ipg
+			fillBitmap(buf, d.inodes, base, ipg, ipg)
+			if f.MetadataCsum {
+				gd.SetInodeBitmapCsum(ondisk.BitmapChecksum(f.CsumSeed, buf[:ipg/8]))
+			}
+			c.writeBlock(b, buf)
+		}
+		gd.UpdateChecksum(f.SB, g)
+	}
+}
+
+// fillBitmap renders bits [base, base+n) of m into buf; bits at or past
+// valid (the end of the filesystem in the last group) and the bytes past n
+// bits are set, as the kernel and e2fsprogs pad them.
+func fillBitmap(buf []byte, m *bitmap.Bitmap, base, n, valid uint64) {
+	clear(buf)
+	for i := uint64(0); i < n; i++ {
+		if i >= valid || m.Test(base+i) {
+			buf[i/8] |= 1 << (i % 8)
+		}
+	}
+	for i := (n + 7) / 8; i < uint64(len(buf)); i++ {
+		buf[i] = 0xFF
+	}
+}
+
+// writeSuperAndGDT writes the primary superblock and descriptor blocks
+// (all meta_bg copies, as ext2fs_flush does even when it writes only the
+// master superblock); with all, the backup superblocks and old-style
+// descriptor copies too.
+func (c *Checker) writeSuperAndGDT(all bool) {
+	f := c.fs
+	sb := f.SB
+	gdt := f.GDT()
+	bs := uint64(f.BlockSize)
+	oldDesc := uint64(f.DescBlocks)
+	metaBG := sb.HasIncompat(ondisk.IncompatMetaBG)
+	if metaBG {
+		oldDesc = min(oldDesc, uint64(sb.FirstMetaBG()))
+	}
+	for g := uint32(0); g < f.Groups; g++ {
+		l := f.Layout(g)
+		if g > 0 && all && l.Super != 0 {
+			cp := bytes.Clone(sb)
+			ondisk.Superblock(cp).SetBlockGroupNr(uint16(g))
+			ondisk.Superblock(cp).SetChecksum()
+			c.writeAt(int64(l.Super*bs), cp[:ondisk.SuperblockSize])
+		}
+		if l.OldDesc != 0 && (g == 0 || all) && oldDesc > 0 {
+			c.writeAt(int64(l.OldDesc*bs), gdt[:oldDesc*bs])
+		}
+		if l.MetaBGDesc != 0 {
+			i := uint64(g / f.DescPerBlock)
+			if i < uint64(f.DescBlocks) {
+				c.writeAt(int64(l.MetaBGDesc*bs), gdt[i*bs:(i+1)*bs])
+			}
+		}
+	}
+	sb.SetBlockGroupNr(0)
+	sb.SetChecksum()
+	c.writeAt(ondisk.SuperblockOffset, sb[:ondisk.SuperblockSize])
+}
