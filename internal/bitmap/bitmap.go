@@ -192,3 +192,22 @@ func (b *Bitmap) CloneLen(n uint64) *Bitmap {
 	}
 	return c
 }
+
+// NextClear returns the first clear bit at or after i, or Len when there
+// is none.
+func (b *Bitmap) NextClear(i uint64) uint64 {
+	if i >= b.len {
+		return b.len
+	}
+	word := i >> 6
+	w := ^b.w[word] >> (i & 63)
+	if w != 0 {
+		return min(i+uint64(bits.TrailingZeros64(w)), b.len)
+	}
+	for word++; word < uint64(len(b.w)); word++ {
+		if ^b.w[word] != 0 {
+			return min(word<<6+uint64(bits.TrailingZeros64(^b.w[word])), b.len)
+		}
+	}
+	return b.len
+}

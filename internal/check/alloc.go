@@ -1,0 +1,74 @@
+package check
+
+// Allocation during a repair, e2fsck's e2fsck_get_alloc_block and
+// ext2fs_new_inode over the maps the passes have built: a block (cluster)
+// is free when no inode or metadata claimed it (blockFound), an inode when
+// pass 1 did not find it in use. An allocation marks the map and records
+// the on-disk bitmap edit, so pass 5 sees the bitmaps as e2fsck's
+// allocator leaves them. Serial code only (the replay or direct mode).
+
+// allocBlock returns a free block at or after goal (wrapping around to
+// the first data block), marks it in use, and reports false when the
+// filesystem is full. With bigalloc it returns the first block of a free
+// cluster.
+func (c *Checker) allocBlock(goal uint64) (uint64, bool) {
+	f := c.fs
+	first := f.ClusterOf(f.FirstDataBlock)
+	last := f.ClusterOf(f.BlocksCount - 1)
+	g := f.ClusterOf(goal)
+	if g < first || g > last {
+		g = first
+	}
+	cl := c.blockFound.NextClear(g)
+	if cl > last {
+		cl = c.blockFound.NextClear(first)
+		if cl > last || cl >= g {
+			return 0, false
+		}
+	}
+	c.blockFound.Set(cl)
+	c.markBlockOnDisk(cl, true)
+	return cl << f.ClusterBits, true
+}
+
+// freeBlock releases block blk's cluster in the maps and the on-disk
+// bitmap (e2fsck's ext2fs_block_alloc_stats2(fs, blk, -1) plus the
+// block_found_map update).
+func (c *Checker) freeBlock(blk uint64) {
+	cl := c.fs.ClusterOf(blk)
+	c.blockFound.Clear(cl)
+	c.markBlockOnDisk(cl, false)
+}
+
+// allocInode returns a free inode number, preferring the group of dir
+// (0: the first group), marks it in use (and a directory in inodeDir when
+// isDir), and reports false when there is none.
+func (c *Checker) allocInode(dir uint32, isDir bool) (uint32, bool) {
+	f := c.fs
+	start := uint64(f.FirstIno)
+	if dir > 0 && f.InodesPerGroup > 0 {
+		start = max(start, uint64((dir-1)/f.InodesPerGroup)*uint64(f.InodesPerGroup)+1)
+	}
+	end := uint64(f.InodesCount)
+	i := c.inodeUsed.NextClear(start)
+	if i > end {
+		i = c.inodeUsed.NextClear(uint64(f.FirstIno))
+		if i > end || i >= start {
+			return 0, false
+		}
+	}
+	c.inodeUsed.Set(i)
+	if isDir {
+		c.inodeDir.Set(i)
+	}
+	c.markInodeOnDisk(uint32(i), true)
+	return uint32(i), true
+}
+
+// freeInode releases inode ino in the maps and the on-disk bitmap.
+func (c *Checker) freeInode(ino uint32) {
+	c.inodeUsed.Clear(uint64(ino))
+	c.inodeDir.Clear(uint64(ino))
+	c.inodeReg.Clear(uint64(ino))
+	c.markInodeOnDisk(ino, false)
+}
