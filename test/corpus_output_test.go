@@ -29,6 +29,13 @@ const corpusOutputHeader = `# e2fsprogs test images on which gofsck -fn prints s
 // differently).
 func runSplit(t *testing.T, timeout time.Duration, prog string, args ...string) (stdout string, exit int, timedOut bool) {
 	t.Helper()
+	stdout, _, exit, timedOut = runSplit2(t, timeout, prog, args...)
+	return stdout, exit, timedOut
+}
+
+// runSplit2 is runSplit that returns stderr too.
+func runSplit2(t *testing.T, timeout time.Duration, prog string, args ...string) (stdout, stderr string, exit int, timedOut bool) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, prog, args...)
@@ -40,7 +47,7 @@ func runSplit(t *testing.T, timeout time.Duration, prog string, args ...string) 
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	if ctx.Err() == context.DeadlineExceeded {
-		return out.String(), -1, true
+		return out.String(), errb.String(), -1, true
 	}
 	var ee *exec.ExitError
 	switch {
@@ -50,7 +57,7 @@ func runSplit(t *testing.T, timeout time.Duration, prog string, args ...string) 
 	default:
 		t.Fatalf("running %s: %v", prog, err)
 	}
-	return out.String(), exit, false
+	return out.String(), errb.String(), exit, false
 }
 
 // TestCorpusOutput compares gofsck -fn's output with the installed e2fsck
