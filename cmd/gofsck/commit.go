@@ -95,6 +95,21 @@ func (r *repairRun) finish(valid bool) (changed, ok bool) {
 	return changed, r.flush()
 }
 
+// halt ends a preen run that met a problem it may not fix (the Reporter
+// printed "UNEXPECTED INCONSISTENCY"): like e2fsck's preenhalt, the fixes
+// made so far are kept and the superblock is marked as having errors, so
+// that the next boot's fsck checks it. Exit 4.
+func (r *repairRun) halt() int {
+	if r.active() {
+		if err := r.chk.Halt(); err != nil {
+			fatal(r.o, r.stderr, "%v while writing to %s", err, r.o.device)
+		} else {
+			r.flush()
+		}
+	}
+	return problem.ExitUncorrected
+}
+
 // printModified prints e2fsck's line for a run that changed the
 // filesystem (not when preening).
 func (r *repairRun) printModified() {

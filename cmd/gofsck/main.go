@@ -487,6 +487,9 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	if rc.unsupported() {
 		return problem.ExitError
 	}
+	if rep.Halted() {
+		return rc.halt()
+	}
 	if rep.Aborted() {
 		// A fatal journal problem: e2fsck stops without "aborted". The
 		// filesystem has not been marked valid yet at this point.
@@ -507,6 +510,9 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	chk.CheckSuper(uint64(dev.Size()) >> f.BlockBits)
 	if rc.unsupported() {
 		return problem.ExitError
+	}
+	if rep.Halted() {
+		return rc.halt()
 	}
 	if rep.Aborted() || chk.SuperAborted() {
 		return fatalExit(rep, end, name, stdout)
@@ -530,6 +536,9 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	err := chk.Run(ctx)
 	if rc.unsupported() {
 		return problem.ExitError
+	}
+	if rep.Halted() {
+		return rc.halt()
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		// e2fsck's fixes made before an abort are on disk already.
@@ -608,6 +617,10 @@ func (s *sink) FatalError(line string) {
 	io.WriteString(s.stderr, line)
 	s.Reporter.Abort()
 }
+
+// Aborted tells the passes to stop: after a fatal problem, and also after
+// a preen halt or a cancelled prompt, where e2fsck exits at once.
+func (s *sink) Aborted() bool { return s.Reporter.Stopped() }
 
 // Diagnostic prints a library diagnostic line as is.
 func (s *sink) Diagnostic(line string) { io.WriteString(s.stderr, line) }

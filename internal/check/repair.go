@@ -214,6 +214,20 @@ func (c *Checker) Changed() bool {
 	return !bytes.Equal(c.fs.SB, c.repair.origSB) || !bytes.Equal(c.fs.GDT(), c.repair.origGDT)
 }
 
+// Halt ends a repair stopped by a preen halt, as e2fsck's preenhalt does:
+// s_state gets the error bit and the superblock and descriptors are
+// written (the passes' own writes are already pending).
+func (c *Checker) Halt() error {
+	if !c.repairing() {
+		return nil
+	}
+	sb := c.fs.SB
+	sb.SetState(sb.State() | ondisk.StateError)
+	sb.SetWtime(uint32(c.opt.Now.Unix()))
+	c.writeSuperAndGDT(false)
+	return c.WriteError()
+}
+
 // setGDTCsum is ext2fs_set_gdt_csum: with checksummed descriptors, mark
 // empty groups uninit, set bg_itable_unused from the last used inode, and
 // recompute every descriptor checksum.
