@@ -185,6 +185,7 @@ func (c *Checker) checkGroupDescs() {
 	flex := sb.HasIncompat(ondisk.IncompatFlexBG)
 	var freeBlocks uint64
 	var freeInodes uint32
+	defer c.descFixesUnchanged(c.descsUnchanged())
 	for g := uint32(0); g < f.Groups; g++ {
 		gd := f.Group(g)
 		if !flex {
@@ -214,29 +215,49 @@ func (c *Checker) checkGroupDescs() {
 		if gd.FreeBlocks() > f.BlocksPerGroup || gd.FreeInodes() > f.InodesPerGroup || gd.UsedDirs() > f.InodesPerGroup {
 			c.invalidSuper = true
 		}
+		// shouldBe: a fix changed the descriptor, whose checksum is then
+		// recomputed (e2fsck's should_be).
+		shouldBe := false
 		if sum, ok := gd.ComputeChecksum(sb, g); ok && sum != gd.Checksum() {
 			q := p
 			q.Code, q.Csum1, q.Csum2 = problem.PR_0_GDT_CSUM, uint32(gd.Checksum()), uint32(sum)
-			c.fix(q)
+			if c.fix(q) && c.repairing() {
+				gd.SetFlags(gd.Flags() &^ (ondisk.BgBlockUninit | ondisk.BgInodeUninit))
+				gd.SetItableUnused(0)
+				shouldBe = true
+			}
 			c.invalidSuper = true
 		}
 		if !f.GdtCsum && (gd.Flags()&(ondisk.BgBlockUninit|ondisk.BgInodeUninit) != 0 || gd.ItableUnused() != 0) {
 			q := p
 			q.Code = problem.PR_0_GDT_UNINIT
-			c.fix(q)
+			if c.fix(q) && c.repairing() {
+				gd.SetFlags(gd.Flags() &^ (ondisk.BgBlockUninit | ondisk.BgInodeUninit))
+				gd.SetItableUnused(0)
+				shouldBe = true
+			}
 			c.invalidSuper = true
 		}
 		if g == f.Groups-1 && gd.Flags()&ondisk.BgBlockUninit != 0 {
 			q := p
 			q.Code = problem.PR_0_BB_UNINIT_LAST
-			c.fix(q)
+			if c.fix(q) && c.repairing() {
+				gd.SetFlags(gd.Flags() &^ ondisk.BgBlockUninit)
+				shouldBe = true
+			}
 			c.invalidSuper = true
 		}
 		if f.GdtCsum && (gd.ItableUnused() > gd.FreeInodes() || gd.ItableUnused() > f.InodesPerGroup) {
 			q := p
 			q.Code, q.Blk = problem.PR_0_GDT_ITABLE_UNUSED, uint64(gd.ItableUnused())
-			c.fix(q)
+			if c.fix(q) && c.repairing() {
+				gd.SetItableUnused(0)
+				shouldBe = true
+			}
 			c.invalidSuper = true
+		}
+		if shouldBe {
+			gd.UpdateChecksum(sb, g)
 		}
 		if c.sink.Aborted() {
 			return
