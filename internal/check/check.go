@@ -146,6 +146,7 @@ type Checker struct {
 	// newDirs holds a pass-1 worker's directories, merged into dirs.
 	newDirs []dirInfo
 	lpf     uint32 // lost+found inode, when found in pass 3
+	badLPF  bool   // /lost+found could not be found or made (repair)
 
 	stats Stats
 	// invalidSuper is set when a superblock check found the filesystem

@@ -24,6 +24,9 @@ func (c *Checker) pass3(ctx context.Context) error {
 			c.abort = true
 			return nil
 		}
+		if c.repairing() && !c.createRoot() {
+			return nil
+		}
 	}
 	done := bitmap.New(uint64(f.InodesCount) + 1)
 	done.Set(ondisk.RootIno)
@@ -45,6 +48,13 @@ func (c *Checker) pass3(ctx context.Context) error {
 		}
 		c.checkDirectory(dir, done, &loop)
 		if c.sink.Aborted() {
+			return nil
+		}
+	}
+	if c.repairing() {
+		// e2fsck makes sure /lost+found exists whenever it may write.
+		c.getLostAndFound(true)
+		if c.abort || c.sink.Aborted() {
 			return nil
 		}
 	}
@@ -79,7 +89,13 @@ func (c *Checker) checkDirectory(dir uint32, done *bitmap.Bitmap, loop **bitmap.
 				p.Dir = c.lookupDotDot(ino)
 				p.Code = problem.PR_3_UNCONNECTED_DIR
 			}
-			c.fix(p)
+			if c.fix(p) && c.repairing() {
+				if c.reconnectFile(p.Ino) {
+					c.invalidSuper = true
+				} else {
+					c.fixDotDot(p.Ino, c.lpf)
+				}
+			}
 			break
 		}
 		ino = parent
@@ -96,7 +112,9 @@ func (c *Checker) checkDirectory(dir uint32, done *bitmap.Bitmap, loop **bitmap.
 		return
 	}
 	if di.dotdot != di.parent {
-		c.fix(problem.Problem{Code: problem.PR_3_BAD_DOT_DOT, Ino: dir, Ino2: di.dotdot, Dir: di.parent})
+		if c.fix(problem.Problem{Code: problem.PR_3_BAD_DOT_DOT, Ino: dir, Ino2: di.dotdot, Dir: di.parent}) && c.repairing() {
+			c.fixDotDot(dir, di.parent)
+		}
 	}
 }
 

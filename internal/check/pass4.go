@@ -8,6 +8,11 @@ import (
 	"gofsck/internal/problem"
 )
 
+func init() {
+	canRepair(problem.PR_4_BAD_REF_COUNT, problem.PR_4_INCONSISTENT_COUNT, problem.PR_4_DIR_OVERFLOW_REF_COUNT,
+		problem.PR_4_DIR_NLINK_FEATURE, problem.PR_4_ZERO_LEN_INODE, problem.PR_4_UNATTACHED_INODE)
+}
+
 // linkMax is EXT2_LINK_MAX: directories above it need dir_nlink.
 const linkMax = 65000
 
@@ -59,10 +64,18 @@ func (c *Checker) pass4(ctx context.Context) error {
 			if c.disconnectInode(w, i) {
 				continue
 			}
+			if c.abort || c.sink.Aborted() {
+				return nil
+			}
+			linkCount = uint32(c.linkInfo.Get(i))
+			counted = uint32(c.refCount.Get(i))
 		}
 		isDir := c.inodeDir.Test(uint64(i))
 		if isDir && counted > linkMax {
 			if !dirNlink && c.fix(problem.Problem{Code: problem.PR_4_DIR_NLINK_FEATURE, Ino: i}) {
+				if c.repairing() {
+					sb.SetFeatureRoCompat(sb.FeatureRoCompat() | ondisk.RoCompatDirNlink)
+				}
 				dirNlink = true
 			}
 			counted = 1
@@ -72,7 +85,22 @@ func (c *Checker) pass4(ctx context.Context) error {
 			if linkCount != uint32(n.LinksCount()) && !isDir && n.LinksCount() <= linkMax {
 				c.fix(problem.Problem{Code: problem.PR_4_INCONSISTENT_COUNT, Ino: i, Num: uint64(linkCount), Inode: c.inodeInfo(n)})
 			}
-			c.fix(problem.Problem{Code: problem.PR_4_BAD_REF_COUNT, Ino: i, Num: uint64(counted), Inode: c.inodeInfo(n)})
+			p := problem.Problem{Code: problem.PR_4_BAD_REF_COUNT, Ino: i, Num: uint64(counted), Inode: c.inodeInfo(n)}
+			fixNlink := false
+			if isDir && counted > 1 && n.Flags()&ondisk.FlagIndex != 0 && linkCount == 1 {
+				// The count overflowed once and no longer does: fixed
+				// without being an error, and only when writing.
+				if c.repairing() {
+					p.Code = problem.PR_4_DIR_OVERFLOW_REF_COUNT
+					fixNlink = c.fix(p)
+				}
+			} else {
+				fixNlink = c.fix(p)
+			}
+			if fixNlink && c.repairing() {
+				n.SetLinksCount(uint16(counted))
+				c.writeInode(i, n)
+			}
 		}
 	}
 	return nil
@@ -96,12 +124,20 @@ func (c *Checker) disconnectInode(w *dirWorker, i uint32) bool {
 		q := p
 		q.Code = problem.PR_4_ZERO_LEN_INODE
 		if c.fix(q) {
+			if c.repairing() {
+				isDir := n.IsDir()
+				c.zapInode(i, append(ondisk.Inode(nil), n...))
+				c.inodeAllocStats(i, -1, isDir)
+			}
 			return false
 		}
 	}
 	q := p
 	q.Code = problem.PR_4_UNATTACHED_INODE
 	if c.fix(q) {
+		if c.repairing() {
+			c.reconnectFile(i)
+		}
 		return false
 	}
 	return true

@@ -1,0 +1,323 @@
+package check
+
+import (
+	"encoding/binary"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// Repair helpers of passes 2-4: the library's allocation statistics,
+// e2fsck_clear_inode, deallocate_inode, e2fsck_adjust_inode_count and
+// directory block writes with their checksums. Serial code only (repair
+// runs the passes serially).
+
+// groupStatsBlock is the accounting half of ext2fs_block_alloc_stats2:
+// the group's free count, its BLOCK_UNINIT flag and the superblock's free
+// count. The maps and the bitmap edit are done by allocBlock/freeBlock.
+func (c *Checker) groupStatsBlock(blk uint64, inuse int) {
+	f := c.fs
+	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		return
+	}
+	g := f.GroupOfBlock(blk)
+	gd := f.Group(g)
+	gd.SetFreeBlocks(uint32(int64(gd.FreeBlocks()) - int64(inuse)))
+	gd.SetFlags(gd.Flags() &^ ondisk.BgBlockUninit)
+	gd.UpdateChecksum(c.sb, g)
+	ratio := int64(1) << f.ClusterBits
+	c.sb.SetFreeBlocksCount(uint64(int64(c.sb.FreeBlocksCount()) - int64(inuse)*ratio))
+}
+
+// releaseBlock is ext2fs_block_alloc_stats2(fs, blk, -1) with e2fsck's
+// callback: the on-disk bitmap bit and counts, and the block found map
+// unless the block is critical metadata.
+func (c *Checker) releaseBlock(blk uint64) {
+	f := c.fs
+	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		return
+	}
+	cl := f.ClusterOf(blk)
+	c.markBlockOnDisk(cl, false)
+	if !c.blockMeta.Test(cl) {
+		c.blockFound.Clear(cl)
+	}
+	c.groupStatsBlock(blk, -1)
+}
+
+// newBlock is ext2fs_new_block2 over the block found map followed by the
+// marking and ext2fs_block_alloc_stats2(+1) that e2fsck's callers do.
+func (c *Checker) newBlock(goal uint64) (uint64, bool) {
+	blk, ok := c.allocBlock(goal)
+	if !ok {
+		return 0, false
+	}
+	c.groupStatsBlock(blk, 1)
+	return blk, true
+}
+
+// inodeAllocStats is ext2fs_inode_alloc_stats2 (the on-disk bitmap and
+// the group and superblock counts).
+func (c *Checker) inodeAllocStats(ino uint32, inuse int, isDir bool) {
+	f := c.fs
+	if ino == 0 || ino > f.InodesCount {
+		return
+	}
+	c.markInodeOnDisk(ino, inuse > 0)
+	ipg := f.InodesPerGroup
+	g := (ino - 1) / ipg
+	gd := f.Group(g)
+	gd.SetFreeInodes(uint32(int64(gd.FreeInodes()) - int64(inuse)))
+	if isDir {
+		gd.SetUsedDirs(uint32(int64(gd.UsedDirs()) + int64(inuse)))
+	}
+	gd.SetFlags(gd.Flags() &^ ondisk.BgInodeUninit)
+	if f.GdtCsum {
+		firstUnused := ipg - min(gd.ItableUnused(), ipg) + g*ipg + 1
+		if ino >= firstUnused {
+			gd.SetItableUnused(g*ipg + ipg - ino)
+		}
+		gd.UpdateChecksum(c.sb, g)
+	}
+	c.sb.SetFreeInodesCount(uint32(int64(c.sb.FreeInodesCount()) - int64(inuse)))
+}
+
+// readFullInode reads inode ino into a new buffer (zeros when unreadable).
+func (c *Checker) readFullInode(ino uint32) ondisk.Inode {
+	f := c.fs
+	buf := make([]byte, f.InodeSize)
+	scratch := make([]byte, f.BlockSize)
+	if err := f.ReadInode(ino, buf, scratch); err != nil {
+		clear(buf)
+	}
+	return ondisk.Inode(buf)
+}
+
+// dtimeNow is ext2fs_set_dtime's value.
+func (c *Checker) dtimeNow() uint32 {
+	t := uint32(c.opt.Now.Unix())
+	if t < c.fs.InodesCount {
+		t = c.fs.InodesCount
+	}
+	return t
+}
+
+// zapInode is e2fsck_clear_inode: no links, a deletion time, out of the
+// in-use maps, written back.
+func (c *Checker) zapInode(ino uint32, n ondisk.Inode) {
+	n.SetFlags(0)
+	n.SetLinksCount(0)
+	if c.linkInfo != nil {
+		c.linkInfo.Set(ino, 0)
+	}
+	n.SetDtime(c.dtimeNow())
+	if ino < c.fs.FirstIno {
+		clear(n.IBlock())
+	}
+	c.inodeDir.Clear(uint64(ino))
+	c.inodeUsed.Clear(uint64(ino))
+	c.inodeReg.Clear(uint64(ino))
+	c.inodeBad.Clear(uint64(ino))
+	if ino == ondisk.BadBlocksIno {
+		clear(n[:ondisk.GoodOldInodeSize])
+	}
+	c.writeInode(ino, n)
+}
+
+// deallocateInode is pass 2's deallocate_inode: the inode bitmap and
+// counts, the EA block's reference, the inode's blocks, then
+// e2fsck_clear_inode. It returns false when the run must stop.
+func (c *Checker) deallocateInode(ino uint32) bool {
+	f := c.fs
+	n := c.readFullInode(ino)
+	c.inodeAllocStats(ino, -1, n.IsDir())
+	if acl := n.FileACL(c.sb.Is64bit()); acl != 0 && c.sb.HasCompat(ondisk.CompatExtAttr) {
+		count, ok := c.adjustEARefcount(acl, -1)
+		if !ok {
+			c.fix(problem.Problem{Code: problem.PR_2_ADJ_EA_REFCOUNT, Ino: ino, Blk: acl})
+			c.abort = true
+			return false
+		}
+		if count == 0 {
+			c.releaseBlock(acl)
+		}
+	}
+	if c.hasValidBlocks(n) && n.Flags()&ondisk.FlagInlineData == 0 {
+		if n.IsReg() && n.Size() >= 0x80000000 && c.stats.LargeFiles > 0 {
+			c.stats.LargeFiles--
+		}
+		s := c.newScratch()
+		last := ^uint64(0)
+		c.iterateBlocks(s, n, func(b uint64, _ int64) {
+			if b == 0 {
+				return
+			}
+			cl := f.ClusterOf(b)
+			if cl == last {
+				return
+			}
+			last = cl
+			if b < f.FirstDataBlock || b >= f.BlocksCount {
+				return
+			}
+			c.releaseBlock(b)
+		})
+	}
+	n = c.readFullInode(ino)
+	c.zapInode(ino, n)
+	return true
+}
+
+// adjustEARefcount is ext2fs_adjust_ea_refcount3: it changes the
+// reference count of EA block blk by adj and writes the block. ok is
+// false when the block cannot be read as an EA block; a block number
+// outside the filesystem counts as one reference (EXT2_ET_BAD_EA_BLOCK_NUM).
+func (c *Checker) adjustEARefcount(blk uint64, adj int) (uint32, bool) {
+	f := c.fs
+	if blk >= f.BlocksCount || blk < f.FirstDataBlock {
+		return 1, true
+	}
+	buf := make([]byte, f.BlockSize)
+	if c.eaBlockReadable(blk, buf) != "" {
+		return 0, false
+	}
+	x := ondisk.XattrBlock(buf)
+	rc := uint32(int64(x.Refcount()) + int64(adj))
+	binary.LittleEndian.PutUint32(buf[4:], rc)
+	if f.MetadataCsum {
+		binary.LittleEndian.PutUint32(buf[16:], x.ComputeChecksum(f.CsumSeed, blk))
+	}
+	c.writeBlock(blk, buf)
+	return rc, true
+}
+
+// adjustInodeCount is e2fsck_adjust_inode_count (adj is +1 or -1).
+func (c *Checker) adjustInodeCount(ino uint32, adj int) {
+	if ino == 0 {
+		return
+	}
+	n := c.readFullInode(ino)
+	if adj > 0 {
+		c.refCount.Add(ino)
+		if n.LinksCount() == 0xFFFF {
+			return
+		}
+		c.linkInfo.Set(ino, c.linkInfo.Get(ino)+1)
+		n.SetLinksCount(n.LinksCount() + 1)
+	} else {
+		if v := c.refCount.Get(ino); v > 0 {
+			c.refCount.Set(ino, v-1)
+		}
+		if n.LinksCount() == 0 {
+			return
+		}
+		if v := c.linkInfo.Get(ino); v > 0 {
+			c.linkInfo.Set(ino, v-1)
+		}
+		n.SetLinksCount(n.LinksCount() - 1)
+	}
+	c.writeInode(ino, n)
+}
+
+// dirGeneration is the i_generation used in dir's block checksums.
+func (c *Checker) dirGeneration(dir uint32) uint32 {
+	if di := c.findDir(dir); di != nil {
+		return di.gen
+	}
+	return c.readFullInode(dir).Generation()
+}
+
+// setDirBlockCsum is ext2fs_dir_block_csum_set: the leaf tail or the
+// htree node tail gets the block's checksum. It returns false when the
+// block has room for neither.
+func (c *Checker) setDirBlockCsum(buf []byte, dir uint32) bool {
+	f := c.fs
+	if !f.MetadataCsum {
+		return true
+	}
+	bs := f.BlockSize
+	gen := c.dirGeneration(dir)
+	if direntTail(bs, buf) == tailOK {
+		sum := ondisk.DirLeafChecksum(buf[:bs], f.CsumSeed, dir, gen)
+		binary.LittleEndian.PutUint32(buf[bs-4:], sum)
+		return true
+	}
+	countOff, ok := dxCountOffset(bs, buf)
+	if !ok {
+		return false
+	}
+	limit, count, _ := ondisk.DxCountLimit(buf, countOff)
+	sum, _, ok := ondisk.DxChecksum(buf[:bs], countOff, limit, count, f.CsumSeed, dir, gen)
+	if !ok {
+		return false
+	}
+	binary.LittleEndian.PutUint32(buf[countOff+limit*ondisk.DxEntrySize+4:], sum)
+	return true
+}
+
+// writeDirBlock is ext2fs_write_dir_block4: checksum, then write.
+func (c *Checker) writeDirBlock(blk uint64, buf []byte, dir uint32) {
+	c.setDirBlockCsum(buf, dir)
+	c.writeBlock(blk, buf)
+}
+
+// initDirTail writes an empty checksum tail at the end of a leaf block
+// (ext2fs_initialize_dirent_tail).
+func initDirTail(buf []byte, bs int) {
+	t := buf[bs-ondisk.DirTailSize : bs]
+	clear(t)
+	binary.LittleEndian.PutUint16(t[4:], ondisk.DirTailSize)
+	t[7] = ondisk.DirTailFileType
+}
+
+// putDirent writes an entry header at off.
+func putDirent(buf []byte, off int, ino uint32, recLen int, nameLen int, ft uint8, bs int) {
+	binary.LittleEndian.PutUint32(buf[off:], ino)
+	setRecLen(buf, off, recLen, bs)
+	buf[off+6] = uint8(nameLen)
+	buf[off+7] = ft
+}
+
+// setRecLen is ext2fs_set_rec_len.
+func setRecLen(buf []byte, off, recLen, bs int) {
+	v := uint16(recLen)
+	if recLen >= 65536 {
+		if recLen == bs {
+			v = 0xFFFF
+			if bs != 65536 {
+				v = 0
+			}
+		} else {
+			v = uint16(recLen&0xFFFC) | uint16(recLen>>16)&3
+		}
+	}
+	binary.LittleEndian.PutUint16(buf[off+4:], v)
+}
+
+// newDirBlock is ext2fs_new_dir_block: an empty block, or with dirIno
+// set, '.' and '..' (parent); with metadata_csum a tail.
+func (c *Checker) newDirBlock(dirIno, parent uint32) []byte {
+	f := c.fs
+	bs := f.BlockSize
+	buf := make([]byte, bs)
+	csumSize := 0
+	if f.MetadataCsum {
+		csumSize = ondisk.DirTailSize
+	}
+	var ft uint8
+	if c.sb.HasIncompat(ondisk.IncompatFiletype) {
+		ft = ondisk.FTDir
+	}
+	if dirIno == 0 {
+		setRecLen(buf, 0, bs-csumSize, bs)
+	} else {
+		putDirent(buf, 0, dirIno, 12, 1, ft, bs)
+		buf[8] = '.'
+		putDirent(buf, 12, parent, bs-12-csumSize, 2, ft, bs)
+		buf[20], buf[21] = '.', '.'
+	}
+	if csumSize > 0 {
+		initDirTail(buf, bs)
+	}
+	return buf
+}

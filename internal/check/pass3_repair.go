@@ -1,0 +1,511 @@
+package check
+
+import (
+	"encoding/binary"
+	"errors"
+	"sort"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// The "yes" paths of pass 3: creating the root and /lost+found,
+// reconnecting inodes to /lost+found (also used by pass 4) and fixing
+// '..' entries. Serial code only.
+
+func init() {
+	canRepair(problem.PR_3_NO_ROOT_INODE, problem.PR_3_NO_LF_DIR, problem.PR_3_UNCONNECTED_DIR,
+		problem.PR_3_LOOPED_DIR, problem.PR_3_BAD_DOT_DOT, problem.PR_3_EXPAND_LF_DIR,
+		problem.PR_3_LPF_NOTDIR)
+}
+
+// Errors of the directory edits (the library's error codes).
+var (
+	errDirNoSpace   = errors.New("No free space in the directory")
+	errDirCorrupted = errors.New("Corrupt directory")
+	errNoFreeBlock  = errors.New("Could not allocate block in ext2 filesystem")
+	errExpandDir    = errors.New("Error while expanding directory")
+)
+
+// addDirInfo is e2fsck_add_dir_info for a directory created by a fix.
+func (c *Checker) addDirInfo(ino, parent uint32) {
+	if di := c.findDir(ino); di != nil {
+		di.parent, di.dotdot = parent, parent
+		return
+	}
+	i := sort.Search(len(c.dirs), func(i int) bool { return c.dirs[i].ino >= ino })
+	c.dirs = append(c.dirs, dirInfo{})
+	copy(c.dirs[i+1:], c.dirs[i:])
+	c.dirs[i] = dirInfo{ino: ino, parent: parent, dotdot: parent}
+}
+
+// newInodeBytes is a zeroed inode as ext2fs_write_new_inode completes it:
+// times set to now, and in a large inode i_extra_isize 32 and i_crtime.
+func (c *Checker) newInodeBytes(mode uint16) ondisk.Inode {
+	f := c.fs
+	n := ondisk.Inode(make([]byte, f.InodeSize))
+	now := uint32(c.opt.Now.Unix())
+	n.SetMode(mode)
+	binary.LittleEndian.PutUint32(n[8:], now)  // i_atime
+	binary.LittleEndian.PutUint32(n[12:], now) // i_ctime
+	binary.LittleEndian.PutUint32(n[16:], now) // i_mtime
+	if f.InodeSize > ondisk.GoodOldInodeSize {
+		binary.LittleEndian.PutUint16(n[128:], 32)
+		if f.InodeSize >= 148 {
+			binary.LittleEndian.PutUint32(n[144:], now) // i_crtime
+		}
+	}
+	return n
+}
+
+// iblkOne is ext2fs_iblk_set(fs, inode, 1) for an inode without
+// HUGE_FILE_FL: one cluster in 512-byte units.
+func (c *Checker) iblkOne() uint64 {
+	return uint64(c.fs.BlockSize/512) << c.fs.ClusterBits
+}
+
+// createRoot is check_root's "yes": a new root directory with one block.
+// The block and inode are marked in the maps and bitmaps without the
+// group counts, as e2fsck does (pass 5 then fixes those).
+func (c *Checker) createRoot() bool {
+	blk, ok := c.allocBlock(0)
+	if !ok {
+		c.fix(problem.Problem{Code: problem.PR_3_CREATE_ROOT_ERROR, Str: "ext2fs_new_block", Err: errNoFreeBlock.Error()})
+		c.abort = true
+		return false
+	}
+	n := c.newInodeBytes(0o40755)
+	n.SetSize(uint64(c.fs.BlockSize))
+	n.SetLinksCount(2)
+	n.SetBlocks(c.iblkOne())
+	binary.LittleEndian.PutUint32(n[40:], uint32(blk))
+	c.writeInode(ondisk.RootIno, n)
+	c.writeDirBlock(blk, c.newDirBlock(ondisk.RootIno, ondisk.RootIno), ondisk.RootIno)
+	c.addDirInfo(ondisk.RootIno, ondisk.RootIno)
+	c.refCount.Set(ondisk.RootIno, 2)
+	c.linkInfo.Set(ondisk.RootIno, 2)
+	c.inodeUsed.Set(ondisk.RootIno)
+	c.inodeDir.Set(ondisk.RootIno)
+	c.markInodeOnDisk(ondisk.RootIno, true)
+	return true
+}
+
+// lookupName returns the inode named name in dir (ext2fs_lookup).
+func (c *Checker) lookupName(dir uint32, name string) (uint32, bool) {
+	var found uint32
+	ok := false
+	c.iterateDir(dir, func(ino uint32, n []byte) bool {
+		if string(n) == name {
+			found, ok = ino, true
+			return false
+		}
+		return true
+	})
+	return found, ok
+}
+
+// getLostAndFound is e2fsck_get_lost_and_found: the /lost+found inode,
+// created when fix is set and it is missing (0 when there is none).
+func (c *Checker) getLostAndFound(fix bool) uint32 {
+	if c.lpf != 0 {
+		return c.lpf
+	}
+	const name = "lost+found"
+	ino, found := c.lookupName(ondisk.RootIno, name)
+	if !found && !fix {
+		return 0
+	}
+	if found {
+		n := c.readFullInode(ino)
+		unlink := false
+		if fix && n.Flags()&ondisk.FlagInlineData != 0 {
+			if !c.fix(problem.Problem{Code: problem.PR_3_LPF_INLINE_DATA}) {
+				return 0
+			}
+			unlink = true
+		} else if fix && n.Flags()&ondisk.FlagEncrypt != 0 {
+			if !c.fix(problem.Problem{Code: problem.PR_3_LPF_ENCRYPTED}) {
+				return 0
+			}
+			unlink = true
+		}
+		if !unlink {
+			if ino <= c.fs.InodesCount && n.IsDir() {
+				c.lpf = ino
+				return ino
+			}
+			if !fix {
+				return 0
+			}
+			if !c.fix(problem.Problem{Code: problem.PR_3_LPF_NOTDIR, Ino: ino}) {
+				return 0
+			}
+		}
+		if !c.unlinkName(ondisk.RootIno, name, ino) {
+			c.fix(problem.Problem{Code: problem.PR_3_CREATE_LPF_ERROR, Str: "ext2fs_unlink", Err: errDirCorrupted.Error()})
+			return 0
+		}
+		if di := c.findDir(ino); di != nil {
+			di.parent = 0
+		}
+		c.adjustInodeCount(ino, -1)
+		if n.IsDir() {
+			// e2fsck restarts the whole check here; not modelled.
+			c.abort = true
+			return 0
+		}
+	}
+	if !c.fix(problem.Problem{Code: problem.PR_3_NO_LF_DIR}) {
+		return 0
+	}
+	blk, ok := c.newBlock(0)
+	if !ok {
+		if c.fix(problem.Problem{Code: problem.PR_3_LPF_NO_SPACE, Err: errNoFreeBlock.Error()}) {
+			c.fix(problem.Problem{Code: problem.PR_3_NO_SPACE_TO_RECOVER})
+			c.lpf = ondisk.RootIno
+			return 0
+		}
+		return 0
+	}
+	ino, ok = c.allocInode(ondisk.RootIno, true)
+	if !ok {
+		if c.fix(problem.Problem{Code: problem.PR_3_LPF_NO_SPACE, Err: "Could not allocate inode in ext2 filesystem"}) {
+			c.fix(problem.Problem{Code: problem.PR_3_NO_SPACE_TO_RECOVER})
+			c.lpf = ondisk.RootIno
+			return 0
+		}
+		return 0
+	}
+	c.inodeAllocStats(ino, 1, true)
+	n := c.newInodeBytes(0o40700)
+	n.SetSize(uint64(c.fs.BlockSize))
+	n.SetLinksCount(2)
+	n.SetBlocks(c.iblkOne())
+	binary.LittleEndian.PutUint32(n[40:], uint32(blk))
+	c.writeInode(ino, n)
+	c.writeDirBlock(blk, c.newDirBlock(ino, ondisk.RootIno), ino)
+	if err := c.linkName(ondisk.RootIno, name, ino, ondisk.FTDir, true); err != nil {
+		c.fix(problem.Problem{Code: problem.PR_3_CREATE_LPF_ERROR, Str: "ext2fs_link", Err: err.Error()})
+		return 0
+	}
+	c.addDirInfo(ino, ondisk.RootIno)
+	c.adjustInodeCount(ondisk.RootIno, 1)
+	c.refCount.Set(ino, 2)
+	c.linkInfo.Set(ino, 2)
+	c.lpf = ino
+	return ino
+}
+
+// reconnectFile is e2fsck_reconnect_file: link ino into /lost+found as
+// #ino. It returns true when that failed.
+func (c *Checker) reconnectFile(ino uint32) bool {
+	if !c.badLPF && c.lpf == 0 {
+		if c.getLostAndFound(true) == 0 {
+			c.badLPF = true
+		}
+	}
+	if c.badLPF {
+		c.fix(problem.Problem{Code: problem.PR_3_NO_LPF, Ino: ino})
+		return true
+	}
+	name := "#" + utoa(ino)
+	var ft uint8
+	if n := c.readFullInode(ino); n != nil {
+		ft = ondisk.FileTypeOfMode(n.Mode())
+	}
+	err := c.linkName(c.lpf, name, ino, ft, false)
+	if err == errDirNoSpace {
+		if !c.fix(problem.Problem{Code: problem.PR_3_EXPAND_LF_DIR, Ino: ino}) {
+			return true
+		}
+		if err := c.expandDirectory(c.lpf); err != nil {
+			c.fix(problem.Problem{Code: problem.PR_3_CANT_EXPAND_LPF, Ino: ino, Err: err.Error()})
+			return true
+		}
+		err = c.linkName(c.lpf, name, ino, ft, false)
+	}
+	if err != nil {
+		c.fix(problem.Problem{Code: problem.PR_3_CANT_RECONNECT, Ino: ino, Err: err.Error()})
+		return true
+	}
+	c.adjustInodeCount(ino, 1)
+	return false
+}
+
+// dirDataBlocks returns dir's data blocks in the library's order (logical
+// number, physical block), at most limit of them.
+func (c *Checker) dirDataBlocks(n ondisk.Inode, limit int) (lblks []int64, pblks []uint64) {
+	s := c.newScratch()
+	c.iterateBlocks(s, n, func(b uint64, blockcnt int64) {
+		if blockcnt < 0 || b == 0 || len(pblks) >= limit {
+			return
+		}
+		lblks = append(lblks, blockcnt)
+		pblks = append(pblks, b)
+	})
+	return lblks, pblks
+}
+
+// linkName is ext2fs_link on a linear directory: the first entry with room
+// takes the name (splitting a live entry or reusing an empty one); with
+// expand the directory grows by a block when none has room.
+func (c *Checker) linkName(dir uint32, name string, ino uint32, ft uint8, expand bool) error {
+	f := c.fs
+	bs := f.BlockSize
+	if !c.sb.HasIncompat(ondisk.IncompatFiletype) {
+		ft = 0
+	}
+	for try := 0; try < 2; try++ {
+		n := c.readFullInode(dir)
+		if n.Flags()&ondisk.FlagInlineData != 0 {
+			return errDirNoSpace
+		}
+		_, pblks := c.dirDataBlocks(n, 1<<20)
+		buf := make([]byte, bs)
+		for _, pb := range pblks {
+			if pb >= f.BlocksCount || f.ReadBlock(pb, buf) != nil {
+				return errDirCorrupted
+			}
+			done, changed, err := linkInBlock(buf, bs, f.MetadataCsum, name, ino, ft)
+			if changed {
+				c.writeDirBlock(pb, buf, dir)
+			}
+			if err != nil {
+				return err
+			}
+			if done {
+				return nil
+			}
+		}
+		if !expand {
+			return errDirNoSpace
+		}
+		if err := c.expandDirectory(dir); err != nil {
+			return err
+		}
+	}
+	return errDirNoSpace
+}
+
+// linkInBlock runs the library's link_proc over one block's entries.
+func linkInBlock(buf []byte, bs int, csum bool, name string, ino uint32, ft uint8) (done, changed bool, err error) {
+	csumSize := 0
+	if csum {
+		csumSize = ondisk.DirTailSize
+	}
+	need := ondisk.DirRecLen(len(name), 0)
+	for off := 0; off < bs-8; {
+		d, _ := ondisk.DecodeDirent(buf, off, bs)
+		if off+d.RecLen > bs || d.RecLen < 8 || d.RecLen%4 != 0 || d.NameLen+8 > d.RecLen {
+			return false, changed, errDirCorrupted
+		}
+		if d.Ino == 0 && csum && off == bs-csumSize && d.RecLen == csumSize &&
+			binary.LittleEndian.Uint16(buf[off+6:]) == uint16(ondisk.DirTailFileType)<<8 {
+			off += d.RecLen
+			continue
+		}
+		cur := d.RecLen
+		if next := off + cur; next < bs-(8+csumSize) {
+			nd, _ := ondisk.DecodeDirent(buf, next, bs)
+			if nd.Ino == 0 && next+nd.RecLen <= bs {
+				cur += nd.RecLen
+				setRecLen(buf, off, cur, bs)
+				changed = true
+			}
+		}
+		if d.Ino != 0 {
+			minLen := ondisk.DirRecLen(d.NameLen, 0)
+			if cur >= minLen+need {
+				setRecLen(buf, off, minLen, bs)
+				putDirent(buf, off+minLen, 0, cur-minLen, 0, 0, bs)
+				changed = true
+			}
+		} else if cur >= need {
+			putDirent(buf, off, ino, cur, len(name), ft, bs)
+			copy(buf[off+8:], name)
+			return true, true, nil
+		}
+		d2, _ := ondisk.DecodeDirent(buf, off, bs)
+		off += d2.RecLen
+	}
+	return false, changed, nil
+}
+
+// unlinkName is ext2fs_unlink of name (naming ino) in dir: the entry is
+// merged into the previous one, or emptied when first in its block.
+func (c *Checker) unlinkName(dir uint32, name string, ino uint32) bool {
+	f := c.fs
+	bs := f.BlockSize
+	n := c.readFullInode(dir)
+	_, pblks := c.dirDataBlocks(n, 1<<20)
+	buf := make([]byte, bs)
+	for _, pb := range pblks {
+		if pb >= f.BlocksCount || f.ReadBlock(pb, buf) != nil {
+			return false
+		}
+		prev := -1
+		for off := 0; off < bs-8; {
+			d, _ := ondisk.DecodeDirent(buf, off, bs)
+			if off+d.RecLen > bs || d.RecLen < 8 || d.RecLen%4 != 0 || d.NameLen+8 > d.RecLen {
+				return false
+			}
+			if d.Ino != 0 && string(buf[off+8:off+8+d.NameLen]) == name && (ino == 0 || d.Ino == ino) {
+				if prev >= 0 {
+					p, _ := ondisk.DecodeDirent(buf, prev, bs)
+					setRecLen(buf, prev, p.RecLen+d.RecLen, bs)
+				} else {
+					binary.LittleEndian.PutUint32(buf[off:], 0)
+				}
+				c.writeDirBlock(pb, buf, dir)
+				return true
+			}
+			prev = off
+			off += d.RecLen
+		}
+	}
+	return false
+}
+
+// expandDirectory is e2fsck_expand_directory(ctx, dir, 1, 0): one new
+// empty block at the end of the directory. Block-mapped directories with
+// a free direct slot and extent directories whose root has room are
+// handled; other shapes report an error.
+func (c *Checker) expandDirectory(dir uint32) error {
+	f := c.fs
+	n := c.readFullInode(dir)
+	if !n.IsDir() {
+		return errExpandDir
+	}
+	var newBlk uint64
+	var lastBlock int64
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		h := ondisk.ExtentHeader(n.IBlock())
+		if h.Verify() != nil || h.Depth() != 0 {
+			return errExpandDir
+		}
+		ents := int(h.Entries())
+		var goal uint64
+		var next uint32
+		if ents > 0 {
+			e := h.Leaf(ents - 1)
+			goal = e.Pblk + uint64(e.Len) - 1
+			next = e.Lblk + e.Len
+		}
+		blk, ok := c.newBlock(goal)
+		if !ok {
+			return errNoFreeBlock
+		}
+		newBlk = blk
+		lastBlock = int64(next)
+		if ents > 0 {
+			e := h.Leaf(ents - 1)
+			if !e.Uninit && e.Pblk+uint64(e.Len) == blk && e.Len < 32768 {
+				binary.LittleEndian.PutUint16(n.IBlock()[12+(ents-1)*12+4:], uint16(e.Len+1))
+				goto written
+			}
+		}
+		if ents >= int(h.Max()) {
+			c.releaseBlock(blk)
+			return errExpandDir
+		}
+		{
+			e := n.IBlock()[12+ents*12:]
+			binary.LittleEndian.PutUint32(e[0:], next)
+			binary.LittleEndian.PutUint16(e[4:], 1)
+			binary.LittleEndian.PutUint16(e[6:], uint16(blk>>32))
+			binary.LittleEndian.PutUint32(e[8:], uint32(blk))
+			binary.LittleEndian.PutUint16(n.IBlock()[2:], uint16(ents+1))
+		}
+	written:
+	} else {
+		slot := -1
+		var goal uint64
+		for i := 0; i < 12; i++ {
+			if b := n.Block(i); b != 0 {
+				goal = uint64(b)
+				lastBlock = int64(i)
+				continue
+			}
+			slot = i
+			break
+		}
+		if slot < 0 {
+			return errExpandDir
+		}
+		blk, ok := c.newBlock(goal)
+		if !ok {
+			return errNoFreeBlock
+		}
+		newBlk = blk
+		binary.LittleEndian.PutUint32(n[40+4*slot:], uint32(blk))
+		lastBlock = int64(slot)
+	}
+	if lastBlock > 0 {
+		c.writeDirBlock(newBlk, c.newDirBlock(0, 0), dir)
+	} else {
+		c.writeBlock(newBlk, make([]byte, f.BlockSize))
+	}
+	n.SetSize(uint64(lastBlock+1) * uint64(f.BlockSize))
+	blocks := uint64(n.BlocksLo()) | uint64(n.BlocksHi())<<32
+	n.SetBlocks(blocks + c.iblkOne())
+	c.writeInode(dir, n)
+	return nil
+}
+
+// fixDotDot is pass 3's fix_dotdot: dir's '..' names parent, the link
+// counts follow, and the directory's recorded parent becomes /lost+found
+// (as e2fsck records it).
+func (c *Checker) fixDotDot(dir, parent uint32) {
+	f := c.fs
+	bs := f.BlockSize
+	n := c.readFullInode(dir)
+	ft := uint8(ondisk.FTDir)
+	if !c.sb.HasIncompat(ondisk.IncompatFiletype) {
+		ft = 0
+	}
+	done := false
+	if n.Flags()&ondisk.FlagInlineData != 0 {
+		old := binary.LittleEndian.Uint32(n.IBlock())
+		c.adjustInodeCount(old, -1)
+		c.adjustInodeCount(parent, 1)
+		n = c.readFullInode(dir)
+		binary.LittleEndian.PutUint32(n.IBlock(), parent)
+		c.writeInode(dir, n)
+		done = true
+	} else {
+		_, pblks := c.dirDataBlocks(n, 1<<20)
+		buf := make([]byte, bs)
+	blocks:
+		for _, pb := range pblks {
+			if pb >= f.BlocksCount || f.ReadBlock(pb, buf) != nil {
+				break
+			}
+			for off := 0; off < bs-8; {
+				d, _ := ondisk.DecodeDirent(buf, off, bs)
+				if off+d.RecLen > bs || d.RecLen < 8 || d.RecLen%4 != 0 || d.NameLen+8 > d.RecLen {
+					break blocks
+				}
+				if d.NameLen == 2 && buf[off+8] == '.' && buf[off+9] == '.' {
+					c.adjustInodeCount(d.Ino, -1)
+					c.adjustInodeCount(parent, 1)
+					binary.LittleEndian.PutUint32(buf[off:], parent)
+					buf[off+7] = ft
+					c.writeDirBlock(pb, buf, dir)
+					done = true
+					break blocks
+				}
+				off += d.RecLen
+			}
+		}
+	}
+	if !done {
+		c.fix(problem.Problem{Code: problem.PR_3_FIX_PARENT_NOFIND, Ino: dir})
+		c.invalidSuper = true
+	}
+	if di := c.findDir(dir); di != nil {
+		di.dotdot = parent
+		di.parent = c.lpf
+	} else {
+		c.fix(problem.Problem{Code: problem.PR_3_NO_DIRINFO, Ino: dir})
+	}
+}
