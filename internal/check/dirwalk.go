@@ -329,7 +329,7 @@ func (c *Checker) pathname(dir, ino uint32, depth int) (string, bool) {
 		return "<" + utoa(dir) + ">", false
 	}
 	// Like the library, the whole directory is read: the last '..' and
-	// the last entry naming ino win. The names of the directory read last
+	// the first entry naming ino win. The names of the directory read last
 	// are kept, since messages often name many entries of one directory
 	// (pass 1D lists every file sharing a block).
 	nc := c.cachedNames(dir)
@@ -346,6 +346,7 @@ func (c *Checker) pathname(dir, ino uint32, depth int) (string, bool) {
 			c.iterateDir(dir, func(e uint32, nm []byte) bool {
 				if e == ino {
 					name = append(name[:0], nm...)
+					return false
 				}
 				return true
 			})
@@ -422,6 +423,9 @@ func (d *dirNames) fill(c *Checker, dir uint32) {
 			clear(d.idx)
 			d.arena = d.arena[:0]
 			return true
+		}
+		if _, seen := d.idx[e]; seen {
+			return true // the library stops at the first entry naming ino
 		}
 		d.idx[e] = uint64(len(d.arena))<<8 | uint64(len(nm))
 		d.arena = append(d.arena, nm...)

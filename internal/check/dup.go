@@ -232,7 +232,17 @@ func (c *Checker) passDup() {
 		p := problem.Problem{Ino: ino, Dir: di.dir, Inode: c.inodeInfo(n)}
 		p.Code = problem.PR_1D_CLONE_QUESTION
 		if c.fix(p) {
-			continue
+			if !c.repairing() {
+				continue
+			}
+			err := c.cloneFile(di, inodes, clusters)
+			if err == "" {
+				continue
+			}
+			q := p
+			q.Code = problem.PR_1D_CLONE_ERROR
+			q.Err = err
+			c.fix(q)
 		}
 		p.Code = problem.PR_1D_DELETE_QUESTION
 		c.fix(p)
