@@ -437,6 +437,10 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	o.report.attach(dev, name)
 	prog, stdout := startProgress(o, name, stdout)
 	defer prog.stop()
+	// restarted: the check restarted after a journal recovery (e2fsck's
+	// E2F_FLAG_RESTARTED); e2fsck goes back to opening the filesystem.
+	restarted := false
+restart:
 	if err := f.CheckFeatures(); err != nil {
 		var ue *fs.UnsupportedError
 		if errors.As(err, &ue) {
@@ -483,6 +487,7 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 
 	end := problem.RunEnd{ReadOnly: ov == nil, SuperWasValid: f.SB.State()&ondisk.StateValid != 0}
 	rc := &repairRun{o: o, ov: ov, chk: chk, rep: rep, name: name, stdout: stdout, stderr: stderr}
+	recoverBefore := f.SB.HasIncompat(ondisk.IncompatRecover)
 	jerr := chk.CheckJournal()
 	if rc.unsupported() {
 		return problem.ExitError
@@ -502,8 +507,17 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	}
 	if f.SB.HasIncompat(ondisk.IncompatRecover) {
 		if rc.active() {
-			fatal(o, stderr, "%s needs journal recovery, which this version of gofsck cannot do yet; nothing was written (run e2fsck)", name)
-			return problem.ExitError
+			if !recoverBefore {
+				// PR_0_JOURNAL_RUN answered yes: a forced check follows.
+				o.force = true
+			}
+			newChecker := func(nf *fs.FS) *check.Checker { return check.New(nf, snk, copt) }
+			nf, code, ok := recoverJournal(o, ov, f, chk, rep, newChecker, restarted, name, stdout, stderr)
+			if !ok {
+				return code
+			}
+			f, restarted = nf, true
+			goto restart
 		}
 		fmt.Fprintln(stdout, "Warning: skipping journal recovery because doing a read-only filesystem check.")
 	}

@@ -77,6 +77,11 @@ type jnl struct {
 	totalLen uint64 // journal->j_total_len
 	external bool
 	close    func()
+	// ino, inode and backup are the journal inode as found (internal
+	// journals), for mapping the log during a recovery.
+	ino    uint32
+	inode  ondisk.Inode
+	backup bool
 }
 
 // CheckJournal validates the journal the superblock points to, as
@@ -167,10 +172,18 @@ func (c *Checker) CheckJournal() string {
 		}
 		if c.fix(withCode(p, run)) {
 			// e2fsck sets needs_recovery and forces a full check; the
-			// replay itself needs a writable run.
+			// replay itself needs a writable run (the command runs it
+			// when it finds needs_recovery set).
 			c.invalidSuper = true
+			if c.repairing() {
+				c.sb.SetFeatureIncompat(c.sb.FeatureIncompat() | ondisk.IncompatRecover)
+			}
 		} else if c.fix(withCode(p, problem.PR_0_JOURNAL_RESET_JOURNAL)) {
 			c.invalidSuper = true
+			if c.repairing() {
+				c.sb.SetState(c.sb.State() &^ ondisk.StateValid)
+				c.resetJournal(j, jsb)
+			}
 		}
 		if c.sink.Aborted() {
 			return ""
@@ -180,6 +193,9 @@ func (c *Checker) CheckJournal() string {
 		// e2fsck sets EXT2_ERROR_FS in the superblock: the filesystem is
 		// checked as one with errors.
 		c.invalidSuper = true
+		if c.repairing() {
+			c.clearJournalErrno(j, jsb)
+		}
 	}
 	return ""
 }
@@ -305,7 +321,7 @@ func (c *Checker) getJournal() (*jnl, error) {
 		why = nil
 	}
 	size := inode.Size()
-	j := &jnl{dev: c.fs.Dev, totalLen: uint64(uint32(size >> c.fs.BlockBits)), close: func() {}}
+	j := &jnl{dev: c.fs.Dev, totalLen: uint64(uint32(size >> c.fs.BlockBits)), close: func() {}, ino: ino, inode: inode, backup: backup}
 	// jbd2_journal_bmap(journal, 0): a hole maps to block 0.
 	if pblk, ok := c.journalBmap(ino, inode, backup, 0); ok {
 		j.sbBlock = pblk
@@ -406,6 +422,9 @@ type jwalk struct {
 	lookup int64
 	found  bool
 	pblk   uint64
+	// all, when not nil, receives the physical block of every logical
+	// block the walk accepts (the whole map at once, for a recovery).
+	all []uint64
 }
 
 // visit is process_journal_block for one block; cnt < 0 for mapping blocks.
@@ -417,6 +436,9 @@ func (w *jwalk) visit(blk uint64, cnt int64) {
 	}
 	if cnt >= 0 {
 		w.last = cnt
+		if cnt < int64(len(w.all)) {
+			w.all[cnt] = blk
+		}
 		if w.lookup >= 0 && cnt == w.lookup {
 			w.found, w.pblk = true, blk
 			w.done = true

@@ -1,0 +1,227 @@
+package check
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"gofsck/internal/journal"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/ondisk/jbd2"
+	"gofsck/internal/problem"
+)
+
+// Journal recovery (e2fsck's e2fsck_run_ext3_journal and
+// recover_ext3_journal) and the journal superblock writes of a writable
+// journal check.
+
+// Recovery verdicts, as e2fsck's caller tells them apart.
+const (
+	RecoverOK        = iota
+	RecoverBadCRC    // EFSBADCRC: "Journal checksum error found in <dev>"
+	RecoverCorrupted // EFSCORRUPTED: "Journal corrupted in <dev>"
+	RecoverFailed    // any other error: "<prog>: <Msg> while recovering journal of <dev>"
+)
+
+// Journal superblock fields e2fsck rewrites (big-endian).
+const (
+	jsbSequence = 0x18
+	jsbStart    = 0x1C
+	jsbErrno    = 0x20
+	jsbChecksum = 0xFC
+)
+
+// einval is -EINVAL as e2fsck stores it in s_errno after a failed commit.
+const einval = 22
+
+// RecoverResult is the outcome of RecoverJournal.
+type RecoverResult struct {
+	// Verdict is one of the Recover* constants; Msg is the library error
+	// text for RecoverFailed.
+	Verdict int
+	Msg     string
+	// Unsupported says why gofsck cannot replay this journal (an external
+	// journal device, fast commits); nothing was written then.
+	Unsupported string
+	// BadBlocks are the home blocks of logged blocks skipped for a bad
+	// checksum ("JBD2: Invalid checksum recovering data block N in log",
+	// printed during the replay).
+	BadBlocks []uint64
+	// FailedCommit is the transaction to report with PR_0_JNL_TXN_CORRUPT
+	// (ReportFailedCommit) when HasFailedCommit.
+	FailedCommit    uint32
+	HasFailedCommit bool
+}
+
+// RecoverJournal replays every committed transaction of the journal into
+// the filesystem's device (the command's Overlay), reports a failed commit
+// (PR_0_JNL_TXN_CORRUPT) and rewrites the journal superblock empty
+// (s_start = 0) with e2fsck's s_sequence. The caller then reopens the
+// filesystem and calls FinishRecovery on the new Checker.
+func (c *Checker) RecoverJournal() RecoverResult {
+	if !c.repairing() {
+		return RecoverResult{Verdict: RecoverFailed, Msg: "Attempt to write to filesystem opened read-only"}
+	}
+	j, err := c.getJournal()
+	if err != nil {
+		return RecoverResult{Verdict: RecoverFailed, Msg: err.Error()}
+	}
+	defer j.close()
+	if j.external {
+		return RecoverResult{Unsupported: "recovering an external journal"}
+	}
+	f := c.fs
+	m := make([]uint64, j.totalLen)
+	w := jwalk{c: c, last: -1, lookup: -1, need: int64(j.totalLen), all: m}
+	if j.inode.Flags()&ondisk.FlagExtents != 0 {
+		w.extents(j.ino, j.inode)
+	} else {
+		w.blockMap(j.inode)
+	}
+	lmap := func(l uint64) (uint64, bool) {
+		if l >= uint64(len(m)) || m[l] == 0 {
+			return 0, false
+		}
+		return m[l], true
+	}
+	jn, err := journal.Open(f.Dev, uint32(f.BlockSize), j.totalLen, lmap)
+	if err != nil {
+		return recoverError(err)
+	}
+	if jn.Format().HasFastCommit() {
+		return RecoverResult{Unsupported: "replaying fast commits"}
+	}
+	res, err := jn.Replay(replayWriter{c})
+	if err != nil {
+		return recoverError(err)
+	}
+	if werr := c.WriteError(); werr != nil {
+		return RecoverResult{Verdict: RecoverFailed, Msg: werr.Error()}
+	}
+	out := RecoverResult{Verdict: RecoverOK}
+	for _, b := range res.Bad {
+		out.BadBlocks = append(out.BadBlocks, b.Home)
+	}
+	jsb := *jn.Superblock()
+	if res.Scan != nil && res.Scan.HasFailedCommit && res.Err == nil {
+		out.FailedCommit, out.HasFailedCommit = res.Scan.FailedCommit, true
+		e := int32(-einval)
+		binary.BigEndian.PutUint32(jsb[jsbErrno:], uint32(e))
+	}
+	binary.BigEndian.PutUint32(jsb[jsbSequence:], res.Sequence)
+	binary.BigEndian.PutUint32(jsb[jsbStart:], 0)
+	c.writeJournalSuper(j, &jsb)
+	if res.Err != nil {
+		r := recoverError(res.Err)
+		r.BadBlocks = out.BadBlocks
+		return r
+	}
+	return out
+}
+
+// ReportFailedCommit reports the transaction whose commit block was bad,
+// at which the replay stopped (PR_0_JNL_TXN_CORRUPT).
+func (c *Checker) ReportFailedCommit(r RecoverResult) {
+	if r.HasFailedCommit {
+		c.fix(problem.Problem{Code: problem.PR_0_JNL_TXN_CORRUPT, Ino: r.FailedCommit})
+	}
+}
+
+// recoverError classifies a recovery failure as e2fsck's caller does.
+func recoverError(err error) RecoverResult {
+	switch {
+	case errors.Is(err, journal.ErrChecksum):
+		return RecoverResult{Verdict: RecoverBadCRC}
+	case isRevokeCount(err):
+		// scan_revoke_records returns -EINVAL for a bad r_count.
+		return RecoverResult{Verdict: RecoverFailed, Msg: "Invalid argument"}
+	case errors.Is(err, jbd2.ErrCorrupt):
+		return RecoverResult{Verdict: RecoverCorrupted}
+	}
+	return RecoverResult{Verdict: RecoverFailed, Msg: err.Error()}
+}
+
+// isRevokeCount reports whether err is a revoke block's bad r_count.
+func isRevokeCount(err error) bool {
+	var fe *jbd2.FormatError
+	return errors.As(err, &fe) && fe.Struct == "revoke" && fe.Field == "r_count"
+}
+
+// replayWriter writes replayed blocks through the Checker (the Overlay).
+type replayWriter struct{ c *Checker }
+
+func (w replayWriter) WriteBlock(blk uint64, data []byte) error {
+	f := w.c.fs
+	if blk >= f.BlocksCount {
+		return nil
+	}
+	w.c.writeAt(int64(blk)<<f.BlockBits, data)
+	return w.c.WriteError()
+}
+
+// writeJournalSuper writes the journal superblock back with its checksum
+// recomputed (e2fsck_journal_release): the first SuperblockSize bytes of
+// the block are replaced, the rest of the block kept.
+func (c *Checker) writeJournalSuper(j *jnl, jsb *jbd2.Superblock) {
+	if j.external {
+		return
+	}
+	if jsb.Format().HasCsumV2or3() {
+		binary.BigEndian.PutUint32(jsb[jsbChecksum:], jsb.ComputeChecksum())
+	}
+	c.writeAt(int64(j.sbBlock)<<c.fs.BlockBits, jsb[:])
+}
+
+// FinishRecovery is the end of e2fsck_run_ext3_journal on the reopened
+// filesystem: the error state of the filesystem before the recovery is
+// kept, needs_recovery is cleared (and the filesystem marked not valid
+// when the recovery failed). The caller then runs CheckJournal again and
+// restarts the check. kbytes is what the recovery wrote, in KiB, counted
+// when s_kbytes_written was maintained (oldKbytes != 0).
+func (c *Checker) FinishRecovery(failed bool, errorState uint16, oldKbytes, kbytes uint64) {
+	sb := c.sb
+	if oldKbytes != 0 {
+		sb.SetKbytesWritten(sb.KbytesWritten() + kbytes)
+	}
+	sb.SetState(sb.State() | errorState)
+	sb.SetFeatureIncompat(sb.FeatureIncompat() &^ ondisk.IncompatRecover)
+	if failed {
+		sb.SetState(sb.State() &^ ondisk.StateValid)
+	}
+}
+
+// WriteMasterSuper writes the primary superblock only (ext2fs_close with
+// EXT2_FLAG_MASTER_SB_ONLY), with s_wtime set to now.
+func (c *Checker) WriteMasterSuper() error {
+	sb := c.sb
+	sb.SetWtime(uint32(c.opt.Now.Unix()))
+	sb.SetBlockGroupNr(0)
+	sb.SetChecksum()
+	c.writeAt(ondisk.SuperblockOffset, sb[:ondisk.SuperblockSize])
+	return c.WriteError()
+}
+
+// resetJournal is the reset of e2fsck_journal_release: the journal is
+// marked empty (s_start = 0) without a replay (PR_0_JOURNAL_RESET_JOURNAL).
+func (c *Checker) resetJournal(j *jnl, jsb *jbd2.Superblock) {
+	cp := *jsb
+	binary.BigEndian.PutUint32(cp[jsbStart:], 0)
+	c.writeJournalSuper(j, &cp)
+}
+
+// clearJournalErrno moves the journal's s_errno to the filesystem's error
+// flag, as e2fsck_check_ext3_journal does when no recovery is pending.
+func (c *Checker) clearJournalErrno(j *jnl, jsb *jbd2.Superblock) {
+	c.sb.SetState(c.sb.State() | ondisk.StateError)
+	if j.external {
+		// The external journal device is opened read-only.
+		return
+	}
+	cp := *jsb
+	binary.BigEndian.PutUint32(cp[jsbErrno:], 0)
+	c.writeJournalSuper(j, &cp)
+}
+
+func init() {
+	canRepair(problem.PR_0_JNL_TXN_CORRUPT, problem.PR_0_JOURNAL_RUN, problem.PR_0_JOURNAL_RUN_DEFAULT,
+		problem.PR_0_JOURNAL_RESET_JOURNAL)
+}
