@@ -535,6 +535,9 @@ restart:
 	rep.MarkValid()
 	if !o.force {
 		if reason := skipReason(f, invalid); reason == "" {
+			if !skipFixes(o, rc, chk, stderr) {
+				return problem.ExitError
+			}
 			sb := f.SB
 			iu, bu := uint64(sb.InodesCount()-sb.FreeInodesCount()), f.BlocksCount-sb.FreeBlocksCount()
 			line := fmt.Sprintf("%s: clean, %d/%d files, %d/%d blocks%s\n", name,

@@ -111,3 +111,21 @@ func recoverJournal(o *options, ov *blockdev.Overlay, f *fs.FS, chk *check.Check
 	}
 	return nf, 0, true
 }
+
+// skipFixes is what a writable run does before it skips a clean
+// filesystem: the superblock's free counts are set from the descriptors
+// (written with the superblock, as e2fsck's closing flush does), and the
+// writes pending in the overlay (a journal recovery's) go to the device.
+// It returns false when writing failed.
+func skipFixes(o *options, rc *repairRun, chk *check.Checker, stderr io.Writer) bool {
+	if !rc.active() {
+		return true
+	}
+	if chk.FixSkipCounts() {
+		if err := chk.WriteMasterSuper(); err != nil {
+			fatal(o, stderr, "%v while writing to %s", err, o.device)
+			return false
+		}
+	}
+	return rc.flush()
+}

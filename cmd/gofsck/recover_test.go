@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"gofsck/internal/testfs"
+)
+
+// TestJournalRecoveryMatchesE2fsck copies kernel-made images while they
+// are mounted (so that they need recovery and their journals hold
+// committed transactions, revokes included) and repairs the copies with
+// gofsck and e2fsck: the transcripts and exit codes must be the same, and
+// so must the images, block for block, except the superblock's time,
+// s_kbytes_written and checksum fields. It needs root for the loop mount
+// (skipped without, failing in CI).
+func TestJournalRecoveryMatchesE2fsck(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		mkfs []string
+	}{
+		{"ext4", []string{"-t", "ext4", "-b", "4096"}},
+		{"ext3-1k", []string{"-t", "ext3", "-b", "1024"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			copyPath := filepath.Join(t.TempDir(), "mounted-copy.img")
+			testfs.KernelImage(t, 24<<20, c.mkfs, func(mnt string) {
+				recoveryWorkload(t, mnt)
+				// The image file sits next to the mount point.
+				img := filepath.Join(filepath.Dir(mnt), "kernel.img")
+				data, err := os.ReadFile(img)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(copyPath, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			})
+			for _, mode := range []string{"-fy", "-y", "-p"} {
+				gimg, eimg := testfs.CopyImage(t, copyPath), testfs.CopyImage(t, copyPath)
+				gout, gcode := runGofsck(mode, gimg)
+				eout, ecode := testfs.E2fsckInPlace(t, eimg, mode)
+				if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode {
+					t.Errorf("%s: exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", mode, gcode, ecode, e, g)
+				}
+				if !bytes.Contains([]byte(eout), []byte("recovering journal")) {
+					t.Errorf("%s: e2fsck did not recover the journal:\n%s", mode, eout)
+				}
+				compareRecovered(t, mode, gimg, eimg)
+			}
+		})
+	}
+}
+
+// recoveryWorkload makes metadata changes in several synced transactions,
+// with deletions so that revoke records are logged.
+func recoveryWorkload(t *testing.T, mnt string) {
+	t.Helper()
+	for r := 0; r < 3; r++ {
+		for i := 0; i < 30; i++ {
+			d := filepath.Join(mnt, fmt.Sprintf("r%d-d%d", r, i))
+			if err := os.MkdirAll(filepath.Join(d, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, "f"), bytes.Repeat([]byte{byte(i)}, 3000*(i%5+1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		syncFS(t, mnt)
+		if r > 0 {
+			for i := 0; i < 30; i += 3 {
+				os.RemoveAll(filepath.Join(mnt, fmt.Sprintf("r%d-d%d", r-1, i)))
+			}
+		}
+		syncFS(t, mnt)
+	}
+}
+
+func syncFS(t *testing.T, mnt string) {
+	t.Helper()
+	if out, err := exec.Command("sync", "-f", mnt).CombinedOutput(); err != nil {
+		if out2, err2 := exec.Command("sync").CombinedOutput(); err2 != nil {
+			t.Fatalf("sync: %v %s %s", err2, out, out2)
+		}
+	}
+}
+
+// compareRecovered is compareImages with every superblock time field
+// masked (s_mtime is untouched by both, s_wtime and s_lastcheck come from
+// each program's clock, with their high bytes).
+func compareRecovered(t *testing.T, name, a, b string) {
+	t.Helper()
+	da, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(da) != len(db) {
+		t.Fatalf("%s: sizes differ", name)
+	}
+	const sb = 1024
+	for _, r := range [][2]int{{0x30, 4}, {0x40, 4}, {0x178, 8}, {0x274, 4}, {0x3FC, 4}} {
+		clear(da[sb+r[0] : sb+r[0]+r[1]])
+		clear(db[sb+r[0] : sb+r[0]+r[1]])
+	}
+	n := 0
+	for i := 0; i < len(da); i += 1024 {
+		if !bytes.Equal(da[i:i+1024], db[i:i+1024]) {
+			if n < 5 {
+				j := i
+				for da[j] == db[j] {
+					j++
+				}
+				t.Errorf("%s: images differ in KiB %d, first at byte %d", name, i/1024, j)
+			}
+			n++
+		}
+	}
+}
