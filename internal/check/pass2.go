@@ -73,6 +73,7 @@ func (c *Checker) pass2(ctx context.Context) error {
 	if c.rehash == nil {
 		c.rehash = map[uint32]bool{}
 	}
+	c.queueLinearDirs()
 	dx := make(map[uint32]*dxDirState, len(c.dxDirs))
 	for _, d := range c.dxDirs {
 		n := d.numBlocks

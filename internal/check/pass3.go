@@ -131,9 +131,9 @@ func (c *Checker) lookupDotDot(dir uint32) uint32 {
 	return found
 }
 
-// pass3A reports, for each directory queued for rebuilding, the duplicate
-// names a rebuild would resolve. gofsck does not rebuild directories yet;
-// in read-only mode e2fsck also stops after this step.
+// pass3A rebuilds each directory queued for rebuilding (rehash.go); in
+// read-only mode it only reports the duplicate names a rebuild would
+// resolve, as e2fsck does.
 func (c *Checker) pass3A() {
 	dirs := make([]uint32, 0, len(c.rehash))
 	for ino := range c.rehash {
@@ -149,6 +149,6 @@ func (c *Checker) pass3A() {
 			c.sink.Header(problem.PR_3A_PASS_HEADER)
 			first = false
 		}
-		c.reportDuplicateNames(dir)
+		c.rehashDir(dir)
 	}
 }

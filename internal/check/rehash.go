@@ -1,0 +1,843 @@
+package check
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"sort"
+
+	"gofsck/internal/dirhash"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// Pass 3A in a writable run: e2fsck's rehash.c. Each queued directory is
+// read whole, its duplicate names are dropped or renamed, and its entries
+// are written back into its own blocks, either as a fresh htree (dx_root,
+// leaves filled to 80 %, interior nodes when the root cannot hold every
+// leaf) or, for small directories and without dir_index, packed linearly
+// in inode order. Blocks left over are punched; missing ones are added.
+//
+// In a writable run with dir_index, pass 1 also queues every directory of
+// three blocks or more that is not indexed (queueLinearDirs).
+
+func init() {
+	canRepair(problem.PR_2_DUPLICATE_DIRENT, problem.PR_2_NON_UNIQUE_FILE,
+		problem.PR_2_NON_UNIQUE_FILE_NO_RENAME)
+}
+
+var (
+	errRehashCorrupt = errors.New("EXT2 directory corrupted")
+	errNoSpace       = errors.New("No space left on device")
+)
+
+// queueLinearDirs is the end of e2fsck's check_blocks for directories in a
+// writable run with dir_index: a directory without INDEX_FL whose i_size
+// spans three blocks or more is rebuilt in pass 3A, except /lost+found (as
+// found before pass 1 scans).
+func (c *Checker) queueLinearDirs() {
+	if !c.repairing() || !c.sb.HasCompat(ondisk.CompatDirIndex) {
+		return
+	}
+	if c.rehash == nil {
+		c.rehash = map[uint32]bool{}
+	}
+	f := c.fs
+	lpf, _ := c.lookupName(ondisk.RootIno, "lost+found")
+	ibuf := make([]byte, f.InodeSize)
+	scratch := make([]byte, f.BlockSize)
+	for i := range c.dirs {
+		ino := c.dirs[i].ino
+		if ino == lpf || c.dirs[i].inline || !c.inodeUsed.Test(uint64(ino)) || !c.inodeDir.Test(uint64(ino)) {
+			continue
+		}
+		if f.ReadInode(ino, ibuf, scratch) != nil {
+			continue
+		}
+		n := ondisk.Inode(ibuf)
+		if n.Flags()&ondisk.FlagIndex != 0 || uint32(n.Size())/uint32(f.BlockSize) < 3 {
+			continue
+		}
+		c.rehash[ino] = true
+	}
+}
+
+// rehashEntry is one live entry of a directory being rebuilt.
+type rehashEntry struct {
+	hash, minor uint32
+	ino         uint32
+	ft          uint8
+	name        []byte
+}
+
+func rehashLess(a, b *rehashEntry) bool {
+	if a.hash != b.hash {
+		return a.hash < b.hash
+	}
+	if a.minor != b.minor {
+		return a.minor < b.minor
+	}
+	if r := bytes.Compare(a.name[:min(len(a.name), len(b.name))], b.name[:min(len(a.name), len(b.name))]); r != 0 {
+		return r < 0
+	}
+	if len(a.name) != len(b.name) {
+		return len(a.name) < len(b.name)
+	}
+	return a.ino > b.ino
+}
+
+// rehashDir is e2fsck_rehash_dir for one queued directory; a read-only
+// run only reports the duplicate names.
+func (c *Checker) rehashDir(dir uint32) {
+	if !c.repairing() {
+		c.reportDuplicateNames(dir)
+		return
+	}
+	if err := c.rebuildDir(dir); err != nil {
+		c.sink.EndLatch(problem.LatchOptimizeDir)
+		c.fix(problem.Problem{Code: problem.PR_3A_OPTIMIZE_DIR_ERR, Dir: dir, Err: err.Error()})
+	}
+	for i := range c.names {
+		if c.names[i].dir == dir {
+			c.names[i].valid = false
+		}
+	}
+}
+
+// rebuildDir reads, deduplicates, sorts and rewrites directory dir.
+func (c *Checker) rebuildDir(dir uint32) error {
+	f := c.fs
+	sb := c.sb
+	bs := f.BlockSize
+	n := c.readFullInode(dir)
+	osize := n.Size()
+	if sb.HasIncompat(ondisk.IncompatInlineData) && n.Flags()&ondisk.FlagInlineData != 0 {
+		return nil
+	}
+	lblks, pblks := c.dirDataBlocks(n, 1<<22)
+	compress := !sb.HasCompat(ondisk.CompatDirIndex) || uint32(n.Size())/uint32(bs) < 2
+	hv := dirhash.Version(sb.DefHashVersion())
+	if hv <= dirhash.TEA && sb.Flags()&ondisk.FlagUnsignedHash != 0 {
+		hv += 3
+	}
+	seed := sb.HashSeed()
+	csumSize := 0
+	if f.MetadataCsum {
+		csumSize = ondisk.DirTailSize
+	}
+
+	// Read every entry (fill_dir_block).
+	var ents []rehashEntry
+	var parent uint32
+	buf := make([]byte, bs)
+	for {
+		ents = ents[:0]
+		dirSize := 0
+		for k, lb := range lblks {
+			if uint64(lb+1)*uint64(bs) > uint64(uint32(n.Size())) {
+				return errRehashCorrupt
+			}
+			if f.ReadBlock(pblks[k], buf) != nil {
+				return errRehashCorrupt
+			}
+			for off := 0; off < bs; {
+				recLen := int(binary.LittleEndian.Uint16(buf[off+4:]))
+				if bs >= 65536 && (recLen == 65535 || recLen == 0) {
+					recLen = bs
+				} else if bs >= 65536 {
+					recLen = recLen&0xFFFC | (recLen&3)<<16
+				}
+				nameLen := int(buf[off+6])
+				if off+recLen > bs || recLen < 8 || recLen%4 != 0 || nameLen+8 > recLen {
+					return errRehashCorrupt
+				}
+				e := buf[off : off+recLen]
+				off += recLen
+				ino := binary.LittleEndian.Uint32(e)
+				if ino == 0 {
+					continue
+				}
+				if nameLen == 0 {
+					return errRehashCorrupt
+				}
+				name := e[8 : 8+nameLen]
+				if !compress && nameLen == 1 && name[0] == '.' {
+					continue
+				}
+				if !compress && nameLen == 2 && name[0] == '.' && name[1] == '.' {
+					parent = ino
+					continue
+				}
+				re := rehashEntry{ino: ino, ft: e[7], name: append([]byte(nil), name...)}
+				if !compress {
+					re.hash, re.minor, _ = dirhash.Hash(hv, name, &seed)
+				}
+				dirSize += (nameLen + 8 + 3) &^ 3
+				ents = append(ents, re)
+			}
+		}
+		if compress || dirSize >= bs-24 {
+			break
+		}
+		compress = true
+	}
+
+	// Sort and resolve duplicates.
+	for {
+		part := ents
+		if compress && len(ents) > 1 {
+			part = ents[2:]
+		}
+		sort.SliceStable(part, func(i, j int) bool { return rehashLess(&part[i], &part[j]) })
+		if c.fixDuplicates(dir, n, ents, hv, &seed) == 0 {
+			break
+		}
+	}
+	if compress && len(ents) > 1 {
+		part := ents[2:]
+		sort.SliceStable(part, func(i, j int) bool { return int32(part[i].ino-part[j].ino) < 0 })
+	}
+
+	// Lay out the leaves (copy_dir_entries).
+	out, hashes := copyDirEntries(ents, bs, csumSize, compress)
+	if !compress {
+		var err error
+		if out, err = c.calculateTree(out, hashes, dir, parent, bs, csumSize); err != nil {
+			return err
+		}
+	}
+	return c.writeDirectory(dir, n, osize, out, compress)
+}
+
+// fixDuplicates is duplicate_search_and_fix over sorted entries; it
+// returns how many it fixed.
+func (c *Checker) fixDuplicates(dir uint32, n ondisk.Inode, ents []rehashEntry, hv dirhash.Version, seed *[4]uint32) int {
+	fixed := 0
+	for i := 1; i < len(ents); i++ {
+		e, prev := &ents[i], &ents[i-1]
+		if e.ino == 0 || !bytes.Equal(e.name, prev.name) {
+			continue
+		}
+		di := &problem.DirentInfo{Ino: e.ino, NameLen: uint8(len(e.name)), Name: e.name}
+		p := problem.Problem{Ino: dir, Dirent: di}
+		if e.ino == prev.ino {
+			q := p
+			q.Code = problem.PR_2_DUPLICATE_DIRENT
+			if c.fix(q) {
+				c.adjustInodeCount(e.ino, -1)
+				e.ino = 0
+				fixed++
+				continue
+			}
+		}
+		if n.Flags()&ondisk.FlagEncrypt != 0 {
+			q := p
+			q.Code = problem.PR_2_NON_UNIQUE_FILE_NO_RENAME
+			if c.fix(q) {
+				c.adjustInodeCount(e.ino, -1)
+				e.ino = 0
+				fixed++
+				continue
+			}
+		}
+		newName := mutateName(append([]byte(nil), e.name...))
+		for j := 0; j < len(ents); j++ {
+			if j == i || !bytes.Equal(newName, ents[j].name) {
+				continue
+			}
+			newName = mutateName(newName)
+			j = -1
+		}
+		q := p
+		q.Code = problem.PR_2_NON_UNIQUE_FILE
+		q.Str = string(newName)
+		if c.fix(q) {
+			e.name = newName
+			e.hash, e.minor, _ = dirhash.Hash(hv, newName, seed)
+			fixed++
+		}
+	}
+	return fixed
+}
+
+// copyDirEntries packs the entries into leaf blocks as e2fsck's
+// copy_dir_entries does. In index mode block 0 is left for the root.
+// hashes[i] is the first hash of block i (with the collision bit).
+func copyDirEntries(ents []rehashEntry, bs, csumSize int, compress bool) ([][]byte, []uint32) {
+	var out [][]byte
+	var hashes []uint32
+	next := func() []byte {
+		b := make([]byte, bs)
+		out = append(out, b)
+		hashes = append(hashes, 0)
+		return b
+	}
+	if !compress {
+		next()
+	}
+	const minRecLen = 12 // ext2fs_dir_rec_len(1)
+	slack := minRecLen
+	if !compress {
+		slack = (bs - csumSize) * 20 / 100
+		if slack < minRecLen {
+			slack = minRecLen
+		}
+	}
+	block := next()
+	offset := 0
+	left := bs - csumSize
+	prevRecLen, recLen := 0, 0
+	dirent := 0
+	prevHash := uint32(1)
+	tail := func(b []byte) {
+		if csumSize > 0 {
+			initDirTail(b, bs)
+		}
+	}
+	for i := range ents {
+		e := &ents[i]
+		if e.ino == 0 {
+			continue
+		}
+		recLen = (len(e.name) + 8 + 3) &^ 3
+		if recLen > left {
+			if left > 0 {
+				left += prevRecLen
+				setRecLen(block, dirent, left, bs)
+			}
+			tail(block)
+			block = next()
+			offset = 0
+		}
+		left = bs - csumSize - offset
+		dirent = offset
+		if offset == 0 {
+			if e.hash == prevHash {
+				hashes[len(out)-1] = e.hash | 1
+			} else {
+				hashes[len(out)-1] = e.hash
+			}
+		}
+		putDirent(block, dirent, e.ino, recLen, len(e.name), e.ft, bs)
+		copy(block[dirent+8:], e.name)
+		prevRecLen = recLen
+		offset += recLen
+		left -= recLen
+		if left < slack {
+			prevRecLen += left
+			setRecLen(block, dirent, prevRecLen, bs)
+			offset += left
+			left = 0
+		}
+		prevHash = e.hash
+	}
+	if left > 0 {
+		setRecLen(block, dirent, recLen+left, bs)
+	}
+	tail(block)
+	return out, hashes
+}
+
+// calculateTree writes the root into out[0] and appends interior nodes
+// when the leaves do not fit in the root (e2fsck's calculate_tree).
+func (c *Checker) calculateTree(out [][]byte, hashes []uint32, dir, parent uint32, bs, csumSize int) ([][]byte, error) {
+	root := out[0]
+	clear(root)
+	var ft uint8
+	if c.sb.HasIncompat(ondisk.IncompatFiletype) {
+		ft = ondisk.FTDir
+	}
+	dxTail := 0
+	if csumSize > 0 {
+		dxTail = 8 // struct ext2_dx_tail
+	}
+	putDirent(root, 0, dir, 12, 1, ft, bs)
+	root[8] = '.'
+	putDirent(root, 12, parent, bs-12, 2, ft, bs)
+	root[20], root[21] = '.', '.'
+	root[24+4] = c.sb.DefHashVersion() // hash_version
+	root[24+5] = 8                     // info_length
+	const limitOff = 32
+	rootLimit := (bs - (32 + dxTail)) / 8
+	nodeLimit := (bs - (8 + dxTail)) / 8
+	nblks := len(out)
+	putEnt := func(b []byte, off int, blk int, hash uint32, withHash bool) {
+		if withHash {
+			binary.LittleEndian.PutUint32(b[off:], hash)
+		}
+		binary.LittleEndian.PutUint32(b[off+4:], uint32(blk))
+	}
+	setCL := func(b []byte, off, limit, count int) {
+		binary.LittleEndian.PutUint16(b[off:], uint16(limit))
+		binary.LittleEndian.PutUint16(b[off+2:], uint16(count))
+	}
+	switch {
+	case nblks-1 <= rootLimit:
+		for i := 1; i < nblks; i++ {
+			putEnt(root, limitOff+(i-1)*8, i, hashes[i], i != 1)
+		}
+		setCL(root, limitOff, rootLimit, nblks-1)
+	case nblks-1 <= rootLimit*nodeLimit:
+		root[24+6] = 1 // indirect_levels
+		// Interior nodes are appended after the leaves; each takes
+		// nodeLimit leaves.
+		nodes := 0
+		var node []byte
+		cnt := 0
+		for i := 1; i < nblks; i++ {
+			if node == nil || cnt == nodeLimit {
+				if node != nil {
+					setCL(node, 8, nodeLimit, cnt)
+				}
+				if nodes == rootLimit {
+					return nil, errNoSpace
+				}
+				node = make([]byte, bs)
+				setRecLen(node, 0, bs, bs)
+				out = append(out, node)
+				putEnt(root, limitOff+nodes*8, len(out)-1, hashes[i], nodes != 0)
+				nodes++
+				cnt = 0
+			}
+			putEnt(node, 8+cnt*8, i, hashes[i], cnt != 0)
+			cnt++
+		}
+		setCL(node, 8, nodeLimit, cnt)
+		setCL(root, limitOff, rootLimit, nodes)
+	default:
+		return nil, errNoSpace
+	}
+	return out, nil
+}
+
+// writeDirectory is e2fsck's write_directory: make room for every block
+// of out, write them in the directory's block order, then set INDEX_FL
+// (or clear it), i_size, and punch the blocks past the new end.
+func (c *Checker) writeDirectory(dir uint32, n ondisk.Inode, osize uint64, out [][]byte, compress bool) error {
+	f := c.fs
+	bs := f.BlockSize
+	if err := c.expandDirTo(dir, n, len(out)); err != nil {
+		return err
+	}
+	num := len(out)
+	lpf := c.lpf
+	if lpf == 0 {
+		lpf = c.getLostAndFound(false)
+	}
+	lblks, pblks := c.dirDataBlocks(n, 1<<22)
+	for k, lb := range lblks {
+		var blk []byte
+		switch {
+		case lb < int64(num):
+			if lb < int64(len(out)) {
+				blk = out[lb]
+			} else {
+				blk = c.newDirBlock(0, 0)
+			}
+		case dir == lpf:
+			blk = c.newDirBlock(0, 0)
+			num++
+		default:
+			continue
+		}
+		c.writeDirBlock(pblks[k], blk, dir)
+	}
+	flags := n.Flags()
+	if compress {
+		flags &^= ondisk.FlagIndex
+	} else {
+		flags |= ondisk.FlagIndex
+	}
+	n.SetFlags(flags)
+	n.SetSize(uint64(num) * uint64(bs))
+	if err := c.punchFrom(dir, n, uint64(num)); err != nil {
+		return err
+	}
+	c.writeInode(dir, n)
+	if nsize := n.Size(); osize > nsize && dir != c.sb.PrjQuotaInum() && dir != c.sb.OrphanFileInum() &&
+		(dir == ondisk.RootIno || dir >= f.FirstIno) && n.Flags()&ondisk.FlagEAInode == 0 {
+		c.chargeQuota(dir, n, -(osize - nsize), 0)
+	}
+	return nil
+}
+
+// iblkAdd adds (or with a negative count removes) blocks to i_blocks.
+func (c *Checker) iblkAdd(n ondisk.Inode, blocks int64) {
+	f := c.fs
+	units := blocks << f.ClusterBits
+	if !c.sb.HasRoCompat(ondisk.RoCompatHugeFile) || n.Flags()&ondisk.FlagHugeFile == 0 {
+		units *= int64(f.BlockSize / 512)
+	}
+	cur := uint64(n.BlocksLo())
+	if c.sb.HasRoCompat(ondisk.RoCompatHugeFile) {
+		cur |= uint64(n.BlocksHi()) << 32
+	}
+	v := int64(cur) + units
+	if v < 0 {
+		v = 0
+	}
+	n.SetBlocks(uint64(v))
+}
+
+// expandState is e2fsck's expand_dir_struct; lastBlk is expand_dir_proc's
+// static last_blk.
+type expandState struct {
+	c          *Checker
+	dir        uint32
+	guaranteed int64
+	newBlocks  int64
+	lastBlock  int64
+	lastBlk    uint64
+	err        error
+}
+
+// proc is expand_dir_proc: it returns the (possibly new) block, whether
+// it changed and whether the iteration stops.
+func (es *expandState) proc(b uint64, blockcnt int64) (uint64, bool, bool) {
+	c := es.c
+	f := c.fs
+	if es.guaranteed != 0 && blockcnt >= es.guaranteed {
+		return b, false, true
+	}
+	if blockcnt > 0 {
+		es.lastBlock = blockcnt
+	}
+	if b != 0 {
+		es.lastBlk = b
+		return b, false, false
+	}
+	var nb uint64
+	mask := uint64(1)<<f.ClusterBits - 1
+	if blockcnt != 0 && f.ClusterOf(es.lastBlk) == f.ClusterOf(es.lastBlk+1) {
+		nb = es.lastBlk + 1
+	} else {
+		var ok bool
+		nb, ok = c.newBlock(es.lastBlk &^ mask)
+		if !ok {
+			es.err = errNoFreeBlock
+			return b, false, true
+		}
+		es.newBlocks++
+	}
+	es.lastBlk = nb
+	if blockcnt > 0 {
+		c.writeDirBlock(nb, c.newDirBlock(0, 0), es.dir)
+	} else {
+		c.writeBlock(nb, make([]byte, f.BlockSize))
+	}
+	if cl := f.ClusterOf(nb); !c.blockFound.Test(cl) {
+		c.blockFound.Set(cl)
+	}
+	return nb, true, false
+}
+
+// expandDirTo is e2fsck_expand_directory(ctx, dir, -1, num): holes and
+// missing blocks up to num are allocated (block-mapped directories), or
+// blocks appended after the last extent (extent-mapped ones).
+func (c *Checker) expandDirTo(dir uint32, n ondisk.Inode, num int) error {
+	f := c.fs
+	lblks, _ := c.dirDataBlocks(n, 1<<22)
+	have := 0
+	for _, lb := range lblks {
+		if lb < int64(num) {
+			have++
+		}
+	}
+	es := &expandState{c: c, dir: dir, guaranteed: int64(num)}
+	if have == num {
+		// Nothing to allocate: only i_size changes, to num blocks.
+		n.SetSize(uint64(num) * uint64(f.BlockSize))
+		return nil
+	}
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		if err := c.expandExtents(es, n, lblks); err != nil {
+			return err
+		}
+	} else if err := c.expandMapped(es, n); err != nil {
+		return err
+	}
+	if es.err != nil {
+		return es.err
+	}
+	n.SetSize(uint64(es.lastBlock+1) * uint64(f.BlockSize))
+	c.iblkAdd(n, es.newBlocks)
+	if es.newBlocks > 0 {
+		c.chargeQuota(dir, n, uint64(es.newBlocks)*uint64(f.BlockSize)<<f.ClusterBits, 0)
+	}
+	c.writeInode(dir, n)
+	return nil
+}
+
+// expandMapped runs expand_dir_proc over a block-mapped inode with
+// BLOCK_FLAG_APPEND (direct, single and double indirect blocks).
+func (c *Checker) expandMapped(es *expandState, n ondisk.Inode) error {
+	f := c.fs
+	ib := n.IBlock()
+	for i := 0; i < 12; i++ {
+		b, ch, stop := es.proc(uint64(leU32(ib[4*i:])), int64(i))
+		if ch {
+			binary.LittleEndian.PutUint32(ib[4*i:], uint32(b))
+		}
+		if stop {
+			return nil
+		}
+	}
+	per := int64(f.BlockSize / 4)
+	var ind func(slot []byte, level int, base int64) bool
+	ind = func(slot []byte, level int, base int64) bool {
+		b, ch, stop := es.proc(uint64(leU32(slot)), -int64(level))
+		if ch {
+			binary.LittleEndian.PutUint32(slot, uint32(b))
+		}
+		if stop || b == 0 || b >= f.BlocksCount {
+			return stop
+		}
+		buf := make([]byte, f.BlockSize)
+		if f.ReadBlock(b, buf) != nil {
+			return true
+		}
+		span := int64(1)
+		for k := 1; k < level; k++ {
+			span *= per
+		}
+		dirty := false
+		for i := int64(0); i < per; i++ {
+			s := buf[4*i : 4*i+4]
+			if level == 1 {
+				nb, ch, st := es.proc(uint64(leU32(s)), base+i)
+				if ch {
+					binary.LittleEndian.PutUint32(s, uint32(nb))
+					dirty = true
+				}
+				stop = st
+			} else {
+				old := leU32(s)
+				stop = ind(s, level-1, base+i*span)
+				dirty = dirty || leU32(s) != old
+			}
+			if stop {
+				break
+			}
+		}
+		if dirty {
+			c.writeBlock(b, buf)
+		}
+		return stop
+	}
+	base := int64(12)
+	span := int64(1)
+	for level := 1; level <= 3; level++ {
+		span *= per
+		if ind(ib[4*(11+level):4*(12+level)], level, base) {
+			return nil
+		}
+		base += span
+	}
+	return nil
+}
+
+// expandExtents appends blocks after the last extent of an extent-mapped
+// inode whose tree is the inode's root alone: the last extent grows when
+// the new block follows it, else a new extent is added.
+func (c *Checker) expandExtents(es *expandState, n ondisk.Inode, lblks []int64) error {
+	h := ondisk.ExtentHeader(n.IBlock())
+	if h.Verify() != nil || h.Depth() != 0 {
+		return errNoSpace
+	}
+	// The existing blocks first (they set last_blk).
+	blockcnt := int64(0)
+	for i := 0; i < int(h.Entries()); i++ {
+		e := h.Leaf(i)
+		for k := uint32(0); k < e.Len; k++ {
+			if _, _, stop := es.proc(e.Pblk+uint64(k), int64(e.Lblk+k)); stop {
+				return nil
+			}
+		}
+		blockcnt = int64(e.Lblk + e.Len)
+	}
+	for {
+		nb, ch, stop := es.proc(0, blockcnt)
+		if !ch {
+			return nil
+		}
+		cnt := int(h.Entries())
+		if cnt > 0 {
+			ent := h[ondisk.ExtentHeaderSize+(cnt-1)*ondisk.ExtentEntrySize:]
+			last := h.Leaf(cnt - 1)
+			if !last.Uninit && int64(last.Lblk+last.Len) == blockcnt && last.Pblk+uint64(last.Len) == nb && last.Len < ondisk.ExtentInitMaxLen {
+				binary.LittleEndian.PutUint16(ent[4:], uint16(last.Len+1))
+				blockcnt++
+				if stop {
+					return nil
+				}
+				continue
+			}
+		}
+		if cnt >= int(h.Max()) {
+			return errNoSpace
+		}
+		ent := h[ondisk.ExtentHeaderSize+cnt*ondisk.ExtentEntrySize:]
+		binary.LittleEndian.PutUint32(ent[0:], uint32(blockcnt))
+		binary.LittleEndian.PutUint16(ent[4:], 1)
+		binary.LittleEndian.PutUint16(ent[6:], uint16(nb>>32))
+		binary.LittleEndian.PutUint32(ent[8:], uint32(nb))
+		binary.LittleEndian.PutUint16(h[2:], uint16(cnt+1))
+		blockcnt++
+		if stop {
+			return nil
+		}
+	}
+}
+
+// punchFrom is ext2fs_punch(dir, start, ~0): every block from logical
+// block start on is freed, emptied indirect and extent blocks with them,
+// and i_blocks lowered.
+func (c *Checker) punchFrom(dir uint32, n ondisk.Inode, start uint64) error {
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		return c.punchExtents(dir, n, start)
+	}
+	f := c.fs
+	ib := n.IBlock()
+	freed := int64(0)
+	per := uint64(f.BlockSize / 4)
+	// ind frees what slot maps from logical offset on (level 0: a data
+	// block); it reports whether the slot was freed.
+	var ind func(slot []byte, level int, offset uint64) bool
+	ind = func(slot []byte, level int, offset uint64) bool {
+		b := uint64(leU32(slot))
+		if b == 0 {
+			return false
+		}
+		if level > 0 {
+			if b >= f.BlocksCount {
+				return false
+			}
+			buf := make([]byte, f.BlockSize)
+			if f.ReadBlock(b, buf) != nil {
+				return false
+			}
+			incr := uint64(1)
+			for k := 1; k < level; k++ {
+				incr *= per
+			}
+			for i := uint64(0); i < per; i++ {
+				o := offset + i*incr
+				if o+incr <= start {
+					continue
+				}
+				ind(buf[4*i:4*i+4], level-1, o)
+			}
+			c.writeBlock(b, buf)
+			for _, x := range buf {
+				if x != 0 {
+					return false
+				}
+			}
+		}
+		c.releaseBlock(b)
+		freed++
+		binary.LittleEndian.PutUint32(slot, 0)
+		return true
+	}
+	for i := uint64(0); i < 12; i++ {
+		if i >= start {
+			ind(ib[4*i:4*i+4], 0, i)
+		}
+	}
+	base := uint64(12)
+	span := uint64(1)
+	for level := 1; level <= 3; level++ {
+		span *= per
+		if base+span > start {
+			ind(ib[4*(11+level):4*(12+level)], level, base)
+		}
+		base += span
+	}
+	c.iblkAdd(n, -freed)
+	return nil
+}
+
+// punchExtents is ext2fs_punch_extent for a tail punch on trees of depth
+// 0 or 1: extents are cut or deleted, leaves left empty are freed.
+func (c *Checker) punchExtents(dir uint32, n ondisk.Inode, start uint64) error {
+	f := c.fs
+	root := ondisk.ExtentHeader(n.IBlock())
+	if root.Verify() != nil || root.Depth() > 1 {
+		return errRehashCorrupt
+	}
+	freed := int64(0)
+	trim := func(h ondisk.ExtentHeader) {
+		cnt := int(h.Entries())
+		keep := 0
+		for i := 0; i < cnt; i++ {
+			e := h.Leaf(i)
+			end := uint64(e.Lblk) + uint64(e.Len)
+			if end <= start {
+				keep = i + 1
+				continue
+			}
+			from := uint32(0)
+			if uint64(e.Lblk) < start {
+				from = uint32(start - uint64(e.Lblk))
+				ent := h[ondisk.ExtentHeaderSize+i*ondisk.ExtentEntrySize:]
+				l := uint16(from)
+				if e.Uninit {
+					l += ondisk.ExtentInitMaxLen
+				}
+				binary.LittleEndian.PutUint16(ent[4:], l)
+				keep = i + 1
+			}
+			for k := from; k < e.Len; k++ {
+				if b := e.Pblk + uint64(k); b < f.BlocksCount {
+					c.releaseBlock(b)
+					freed++
+				}
+			}
+		}
+		binary.LittleEndian.PutUint16(h[2:], uint16(keep))
+	}
+	if root.Depth() == 0 {
+		trim(root)
+	} else {
+		cnt := int(root.Entries())
+		keep := 0
+		for i := 0; i < cnt; i++ {
+			x := root.Idx(i)
+			if x.Leaf >= f.BlocksCount {
+				keep = i + 1
+				continue
+			}
+			buf := make([]byte, f.BlockSize)
+			if f.ReadBlock(x.Leaf, buf) != nil {
+				keep = i + 1
+				continue
+			}
+			h := ondisk.ExtentHeader(buf)
+			if h.Verify() != nil {
+				keep = i + 1
+				continue
+			}
+			if i+1 < cnt && uint64(root.Idx(i+1).Lblk) <= start {
+				keep = i + 1
+				continue // wholly before the punched range
+			}
+			trim(h)
+			if h.Entries() == 0 {
+				c.releaseBlock(x.Leaf)
+				freed++
+				continue
+			}
+			keep = i + 1
+			if f.MetadataCsum {
+				end := ondisk.ExtentHeaderSize + int(h.Max())*ondisk.ExtentEntrySize
+				if sum, _, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, dir, n.Generation()); ok {
+					binary.LittleEndian.PutUint32(buf[end:], sum)
+				}
+			}
+			c.writeBlock(x.Leaf, buf)
+		}
+		binary.LittleEndian.PutUint16(root[2:], uint16(keep))
+	}
+	c.iblkAdd(n, -freed)
+	return nil
+}
