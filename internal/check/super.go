@@ -277,6 +277,14 @@ func (c *Checker) checkGroupDescs() {
 // never apply to a read-only check.
 func (c *Checker) checkSuperFields() {
 	sb := c.sb
+	// Orphans are released by a writable check only (a failure marks the
+	// filesystem not valid).
+	if c.repairing() && c.releaseOrphans() {
+		sb.SetState(sb.State() &^ ondisk.StateValid)
+	}
+	if c.sink.Aborted() {
+		return
+	}
 	now := c.opt.Now.Unix()
 	if (c.forced() || sb.CheckInterval() != 0) && now >= timeInsane {
 		now32 := uint32(now)

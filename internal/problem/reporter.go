@@ -186,6 +186,17 @@ func (r *Reporter) MarkInvalid() { r.status.Invalid = true }
 // errors after which e2fsck calls fatal_error.
 func (r *Reporter) Abort() { r.status.Aborted = true }
 
+// Unsupported stops the run at a fix the checker cannot make although its
+// problem asks no question (the checker's own guard, as Options.CanFix is
+// for prompted problems): Status.Unsupported is set and the run aborted.
+// A read-only run never gets here.
+func (r *Reporter) Unsupported(c Code) {
+	if r.status.Unsupported == 0 {
+		r.status.Unsupported = c
+	}
+	r.status.Aborted = true
+}
+
 // MarkValid clears the Invalid status, as e2fsck does when it restarts
 // the check from the beginning.
 func (r *Reporter) MarkValid() { r.status.Invalid = false }

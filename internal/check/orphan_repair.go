@@ -1,0 +1,627 @@
+package check
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"gofsck/internal/csum"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// Orphan processing of a writable check (e2fsck's release_orphan_inodes,
+// run from check_super_block before pass 1): every inode of the orphan
+// list is deleted (no links: "Clearing") or truncated to its size
+// ("Truncating"), its blocks and inode returned to the on-disk bitmaps and
+// the group and superblock counts, as ext2fs_block_alloc_stats2 and
+// ext2fs_inode_alloc_stats2 do. The passes then see the released inodes
+// as unused and pass 5 the edited bitmaps.
+//
+// Not implemented (the run stops as for an unimplemented fix, writing
+// nothing): quota accounting (quota feature), extended attribute blocks of
+// orphans, truncating an extent-mapped or bigalloc file past its size,
+// broken indirect blocks, and non-empty orphan file slots.
+
+// unsupportedFixer is the Reporter's way of stopping a run at a fix gofsck
+// does not implement although its problem has no question.
+type unsupportedFixer interface {
+	Unsupported(problem.Code)
+}
+
+// unsupported stops the run at code, as the CanFix guard does for a
+// prompted problem. It reports false when the sink cannot stop this way
+// (then the caller must not go on with the fix either).
+func (c *Checker) unsupported(code problem.Code) {
+	if u, ok := c.sink.(unsupportedFixer); ok {
+		u.Unsupported(code)
+	}
+	c.abort = true
+}
+
+// errOrphanUnsupported ends an orphan release that gofsck cannot make.
+var errOrphanUnsupported = errors.New("check: orphan release not implemented")
+
+// orphanRelease is the state of releasing one orphan inode's blocks
+// (e2fsck's process_block_struct).
+type orphanRelease struct {
+	c           *Checker
+	d           *diskBitmaps
+	p           problem.Problem
+	truncating  bool
+	truncBlock  int64
+	truncOff    uint64
+	truncated   uint64
+	lastCluster uint64
+	abort       bool
+	err         error
+	buf         []byte
+}
+
+// releaseOrphans is release_orphan_inodes. It returns true when it hit an
+// inconsistency (the filesystem is then marked not valid).
+func (c *Checker) releaseOrphans() bool {
+	f := c.fs
+	sb := c.sb
+	if sb.LastOrphan() == 0 && !sb.HasRoCompat(ondisk.RoCompatOrphanPresent) {
+		return false
+	}
+	ino := sb.LastOrphan()
+	if sb.HasRoCompat(ondisk.RoCompatQuota) {
+		c.unsupported(problem.PR_0_ORPHAN_CLEAR_INODE)
+		return false
+	}
+	// Win or lose, the head of the list is not used again.
+	sb.SetLastOrphan(0)
+	if sb.State()&ondisk.StateError != 0 {
+		return false
+	}
+	if ino != 0 && (ino < f.FirstIno || ino > sb.InodesCount()) {
+		c.fix(problem.Problem{Code: problem.PR_0_ORPHAN_ILLEGAL_HEAD_INODE, Ino: ino})
+		return true
+	}
+	d := c.loadBitmaps()
+	c.applyOrphanEdits(d)
+	for ino != 0 {
+		next, err := c.releaseOrphanInode(ino, d)
+		if errors.Is(err, errOrphanUnsupported) {
+			c.unsupported(problem.PR_0_ORPHAN_CLEAR_INODE)
+			return false
+		}
+		if err != nil {
+			return true
+		}
+		ino = next
+	}
+	if sb.HasRoCompat(ondisk.RoCompatOrphanPresent) && !sb.HasCompat(ondisk.CompatOrphanFile) {
+		return true
+	}
+	return c.processOrphanFile()
+}
+
+// applyOrphanEdits applies the bitmap edits made so far to d.
+func (c *Checker) applyOrphanEdits(d *diskBitmaps) {
+	c.repair.mu.Lock()
+	defer c.repair.mu.Unlock()
+	for cl, used := range c.repair.blockEdits {
+		if used {
+			d.blocks.Set(cl)
+		} else {
+			d.blocks.Clear(cl)
+		}
+	}
+	for ino, used := range c.repair.inodeEdits {
+		if used {
+			d.inodes.Set(uint64(ino))
+		} else {
+			d.inodes.Clear(uint64(ino))
+		}
+	}
+}
+
+// releaseOrphanInode is release_orphan_inode: it returns the next inode of
+// the list, or an error when the release stopped.
+func (c *Checker) releaseOrphanInode(ino uint32, d *diskBitmaps) (uint32, error) {
+	f := c.fs
+	n := make(ondisk.Inode, f.InodeSize)
+	if err := f.ReadInode(ino, n, make([]byte, f.BlockSize)); err != nil {
+		return 0, errOrphanUnsupported
+	}
+	p := problem.Problem{Ino: ino, Inode: c.inodeInfo(n), Str: "Clearing"}
+	if n.LinksCount() != 0 {
+		p.Str = "Truncating"
+	}
+	q := p
+	q.Code = problem.PR_0_ORPHAN_CLEAR_INODE
+	c.fix(q)
+	next := n.Dtime()
+	if next != 0 && (next < f.FirstIno || next > c.sb.InodesCount()) {
+		c.fix(problem.Problem{Code: problem.PR_0_ORPHAN_ILLEGAL_INODE, Ino: next, Inode: p.Inode})
+		return 0, errors.New("illegal inode in orphan list")
+	}
+	if err := c.releaseInodeBlocks(ino, n, d, p); err != nil {
+		return 0, err
+	}
+	if n.LinksCount() == 0 {
+		c.orphanFreeInode(ino, n.IsDir(), d)
+		n.SetDtime(uint32(c.opt.Now.Unix()))
+	} else {
+		n.SetDtime(0)
+	}
+	c.writeInode(ino, n)
+	return next, nil
+}
+
+// releaseInodeBlocks is release_inode_blocks: n is updated in place (block
+// pointers, i_blocks) and written by the caller.
+func (c *Checker) releaseInodeBlocks(ino uint32, n ondisk.Inode, d *diskBitmaps, p problem.Problem) error {
+	f := c.fs
+	if n.FileACL(c.sb.Is64bit()) != 0 {
+		// ext2fs_adjust_ea_refcount3 and the EA block's release.
+		return errOrphanUnsupported
+	}
+	if !c.hasValidBlocks(n) {
+		return nil
+	}
+	r := &orphanRelease{c: c, d: d, p: p, buf: make([]byte, f.BlockSize)}
+	bs := uint64(f.BlockSize)
+	if n.LinksCount() != 0 {
+		r.truncating = true
+		r.truncBlock = int64((n.Size() + bs - 1) / bs)
+		r.truncOff = uint64(uint32(n.Size())) % bs
+		if f.ClusterBits != 0 {
+			return errOrphanUnsupported
+		}
+	}
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		if err := r.extents(ino, n); err != nil {
+			return err
+		}
+	} else {
+		r.blockMap(n)
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if r.abort {
+		return errors.New("orphan release aborted")
+	}
+	if r.truncated > 0 {
+		sub := r.truncated * (bs / 512)
+		if c.sb.HasRoCompat(ondisk.RoCompatHugeFile) && n.Flags()&ondisk.FlagHugeFile != 0 {
+			sub = r.truncated
+		}
+		blocks := uint64(n.BlocksLo())
+		if c.sb.HasRoCompat(ondisk.RoCompatHugeFile) {
+			blocks |= uint64(n.BlocksHi()) << 32
+		}
+		if sub > blocks {
+			sub = blocks
+		}
+		n.SetBlocks(blocks - sub)
+	}
+	return nil
+}
+
+// blockMap walks i_block as ext2fs_block_iterate3 with
+// BLOCK_FLAG_DEPTH_TRAVERSE: data blocks in order, each indirect block
+// after the blocks it maps.
+func (r *orphanRelease) blockMap(n ondisk.Inode) {
+	ib := n.IBlock()
+	cnt := int64(0)
+	for i := 0; i < 12 && !r.abort && r.err == nil; i++ {
+		if b := uint64(binary.LittleEndian.Uint32(ib[4*i:])); b != 0 {
+			if nb, changed := r.block(b, cnt); changed {
+				binary.LittleEndian.PutUint32(ib[4*i:], uint32(nb))
+			}
+		}
+		cnt++
+	}
+	for lvl := 1; lvl <= 3 && !r.abort && r.err == nil; lvl++ {
+		off := 4 * (11 + lvl)
+		b := uint64(binary.LittleEndian.Uint32(ib[off:]))
+		if nb, changed := r.indirect(b, lvl, &cnt); changed {
+			binary.LittleEndian.PutUint32(ib[off:], uint32(nb))
+		}
+	}
+}
+
+// indirect walks a mapping block of the given level and returns its new
+// number (0 when it was released).
+func (r *orphanRelease) indirect(blk uint64, level int, cnt *int64) (uint64, bool) {
+	c := r.c
+	f := c.fs
+	per := int64(f.BlockSize / 4)
+	span := per
+	for i := 1; i < level; i++ {
+		span *= per
+	}
+	if blk == 0 {
+		*cnt += span
+		return 0, false
+	}
+	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		// EXT2_ET_BAD_IND_BLOCK from the iterator.
+		r.err = errOrphanUnsupported
+		return blk, false
+	}
+	buf := make([]byte, f.BlockSize)
+	if err := f.ReadBlock(blk, buf); err != nil {
+		r.err = errOrphanUnsupported
+		return blk, false
+	}
+	changed := false
+	for i := int64(0); i < per && !r.abort && r.err == nil; i++ {
+		e := uint64(binary.LittleEndian.Uint32(buf[4*i:]))
+		if level == 1 {
+			if e != 0 {
+				if nb, ch := r.block(e, *cnt); ch {
+					binary.LittleEndian.PutUint32(buf[4*i:], uint32(nb))
+					changed = true
+				}
+			}
+			*cnt++
+			continue
+		}
+		if nb, ch := r.indirect(e, level-1, cnt); ch {
+			binary.LittleEndian.PutUint32(buf[4*i:], uint32(nb))
+			changed = true
+		}
+	}
+	if changed {
+		c.writeBlock(blk, buf)
+	}
+	if r.abort || r.err != nil {
+		return blk, false
+	}
+	return r.block(blk, -int64(level))
+}
+
+// extents releases the blocks of an extent-mapped inode: all of them when
+// it is deleted. A truncation is implemented for a tree held in the inode
+// (depth 0): each released block is unmapped as ext2fs_extent_set_bmap
+// does, over a snapshot of the entries (the iterator reads the next
+// extent before changing the current one).
+func (r *orphanRelease) extents(ino uint32, n ondisk.Inode) error {
+	f := r.c.fs
+	root := ondisk.ExtentHeader(n.IBlock())
+	if r.truncating {
+		if root.Verify() != nil {
+			return errOrphanUnsupported
+		}
+		if root.Depth() != 0 {
+			// Unmapping in a deeper tree may free or split leaves.
+			return r.extentsNoTruncate(root)
+		}
+		snap := make([]ondisk.Extent, root.Entries())
+		for i := range snap {
+			snap[i] = root.Leaf(i)
+		}
+		for _, e := range snap {
+			for k := uint32(0); k < e.Len && !r.abort && r.err == nil; k++ {
+				l := e.Lblk + k
+				if _, changed := r.block(e.Pblk+uint64(k), int64(l)); changed {
+					if err := unmapRootBlock(root, l); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	var walk func(h ondisk.ExtentHeader, depth int) error
+	walk = func(h ondisk.ExtentHeader, depth int) error {
+		if h.Verify() != nil || depth > maxExtentLevels {
+			return errOrphanUnsupported
+		}
+		for i := 0; i < int(h.Entries()) && !r.abort; i++ {
+			if h.Depth() == 0 {
+				e := h.Leaf(i)
+				for k := uint32(0); k < e.Len && !r.abort; k++ {
+					r.block(e.Pblk+uint64(k), int64(e.Lblk)+int64(k))
+				}
+				continue
+			}
+			x := h.Idx(i)
+			if x.Leaf < f.FirstDataBlock || x.Leaf >= f.BlocksCount {
+				return errOrphanUnsupported
+			}
+			buf := make([]byte, f.BlockSize)
+			if err := f.ReadBlock(x.Leaf, buf); err != nil {
+				return errOrphanUnsupported
+			}
+			if err := walk(ondisk.ExtentHeader(buf), depth+1); err != nil {
+				return err
+			}
+			r.block(x.Leaf, -1)
+		}
+		return nil
+	}
+	return walk(root, 0)
+}
+
+// extentsNoTruncate handles a truncation of a deeper tree when it
+// releases nothing (every block is below the truncation point); anything
+// else is not implemented.
+func (r *orphanRelease) extentsNoTruncate(root ondisk.ExtentHeader) error {
+	f := r.c.fs
+	var walk func(h ondisk.ExtentHeader, depth int) error
+	walk = func(h ondisk.ExtentHeader, depth int) error {
+		if h.Verify() != nil || depth > maxExtentLevels {
+			return errOrphanUnsupported
+		}
+		for i := 0; i < int(h.Entries()); i++ {
+			if h.Depth() == 0 {
+				e := h.Leaf(i)
+				if e.Len > 0 && int64(e.Lblk)+int64(e.Len) > r.truncBlock {
+					return errOrphanUnsupported
+				}
+				for k := uint32(0); k < e.Len && !r.abort && r.err == nil; k++ {
+					r.block(e.Pblk+uint64(k), int64(e.Lblk)+int64(k))
+				}
+				continue
+			}
+			x := h.Idx(i)
+			buf := make([]byte, f.BlockSize)
+			if x.Leaf < f.FirstDataBlock || x.Leaf >= f.BlocksCount || f.ReadBlock(x.Leaf, buf) != nil {
+				return errOrphanUnsupported
+			}
+			if err := walk(ondisk.ExtentHeader(buf), depth+1); err != nil {
+				return err
+			}
+			if !r.abort && r.err == nil {
+				r.block(x.Leaf, -1)
+			}
+		}
+		return nil
+	}
+	// Blocks below the truncation point are kept: nothing changes, but
+	// the checks of release_inode_block still apply to them.
+	if err := walk(root, 0); err != nil {
+		return err
+	}
+	return nil
+}
+
+// unmapRootBlock unmaps logical block l from the in-inode leaf h as
+// ext2fs_extent_set_bmap(handle, l, 0, ...) does: the extent holding it
+// is shortened at either end, deleted when it held only l (the following
+// entries move down, the last slot keeping its stale copy), or split in
+// two (not implemented when the node is full).
+func unmapRootBlock(h ondisk.ExtentHeader, l uint32) error {
+	n := int(h.Entries())
+	for i := 0; i < n; i++ {
+		e := h.Leaf(i)
+		if l < e.Lblk || l >= e.Lblk+e.Len {
+			continue
+		}
+		switch {
+		case l == e.Lblk && e.Len == 1:
+			off := ondisk.ExtentHeaderSize + i*ondisk.ExtentEntrySize
+			end := ondisk.ExtentHeaderSize + n*ondisk.ExtentEntrySize
+			copy(h[off:end], h[off+ondisk.ExtentEntrySize:end])
+			binary.LittleEndian.PutUint16(h[2:], uint16(n-1))
+		case l == e.Lblk+e.Len-1:
+			e.Len--
+			putExtent(h, i, e)
+		case l == e.Lblk:
+			e.Lblk++
+			e.Pblk++
+			e.Len--
+			putExtent(h, i, e)
+		default:
+			if n >= int(h.Max()) {
+				return errOrphanUnsupported
+			}
+			post := ondisk.Extent{Lblk: l + 1, Pblk: e.Pblk + uint64(l+1-e.Lblk), Len: e.Lblk + e.Len - l - 1, Uninit: e.Uninit}
+			e.Len = l - e.Lblk
+			putExtent(h, i, e)
+			off := ondisk.ExtentHeaderSize + (i+1)*ondisk.ExtentEntrySize
+			end := ondisk.ExtentHeaderSize + n*ondisk.ExtentEntrySize
+			copy(h[off+ondisk.ExtentEntrySize:end+ondisk.ExtentEntrySize], h[off:end])
+			putExtent(h, i+1, post)
+			binary.LittleEndian.PutUint16(h[2:], uint16(n+1))
+		}
+		return nil
+	}
+	return nil
+}
+
+// putExtent encodes leaf entry i of h.
+func putExtent(h ondisk.ExtentHeader, i int, e ondisk.Extent) {
+	b := h[ondisk.ExtentHeaderSize+i*ondisk.ExtentEntrySize:]
+	l := e.Len
+	if e.Uninit {
+		l += ondisk.ExtentInitMaxLen
+	}
+	binary.LittleEndian.PutUint32(b[0:], e.Lblk)
+	binary.LittleEndian.PutUint16(b[4:], uint16(l))
+	binary.LittleEndian.PutUint16(b[6:], uint16(e.Pblk>>32))
+	binary.LittleEndian.PutUint32(b[8:], uint32(e.Pblk))
+}
+
+// block is release_inode_block for block blk at logical position cnt
+// (negative for mapping blocks). It returns the block's new number and
+// whether it changed (released by a truncation).
+func (r *orphanRelease) block(blk uint64, cnt int64) (uint64, bool) {
+	c := r.c
+	f := c.fs
+	if blk == 0 {
+		return 0, false
+	}
+	cl := f.ClusterOf(blk)
+	if r.lastCluster == cl {
+		return blk, false
+	}
+	r.lastCluster = cl
+	p := r.p
+	p.Blk, p.BlkCount = blk, cnt
+	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		p.Code = problem.PR_0_ORPHAN_ILLEGAL_BLOCK_NUM
+		c.fix(p)
+		r.abort = true
+		return blk, false
+	}
+	if !r.d.blocks.Test(cl) {
+		p.Code = problem.PR_0_ORPHAN_ALREADY_CLEARED_BLOCK
+		c.fix(p)
+		r.abort = true
+		return blk, false
+	}
+	changed := false
+	if r.truncating {
+		if cnt < 0 {
+			if err := f.ReadBlock(blk, r.buf); err != nil {
+				r.err = errOrphanUnsupported
+				return blk, false
+			}
+			for i := 0; i+4 <= len(r.buf); i += 4 {
+				if binary.LittleEndian.Uint32(r.buf[i:]) != 0 {
+					return blk, false
+				}
+			}
+		}
+		if cnt >= 0 && cnt < r.truncBlock {
+			return blk, false
+		}
+		if cnt == r.truncBlock && r.truncOff != 0 {
+			if err := f.ReadBlock(blk, r.buf); err != nil {
+				r.err = errOrphanUnsupported
+				return blk, false
+			}
+			clear(r.buf[r.truncOff:])
+			c.writeBlock(blk, r.buf)
+		}
+		r.truncated++
+		changed = true
+	}
+	c.orphanFreeBlock(blk, r.d)
+	if changed {
+		return 0, true
+	}
+	return blk, false
+}
+
+// orphanFreeBlock is ext2fs_block_alloc_stats2(fs, blk, -1) before pass 1:
+// the on-disk bitmap, the group's free count (and BLOCK_UNINIT flag) and
+// the superblock's free count.
+func (c *Checker) orphanFreeBlock(blk uint64, d *diskBitmaps) {
+	f := c.fs
+	cl := f.ClusterOf(blk)
+	d.blocks.Clear(cl)
+	c.markBlockOnDisk(cl, false)
+	g := uint32((blk - f.FirstDataBlock) / uint64(f.BlocksPerGroup))
+	if g < f.Groups {
+		gd := f.Group(g)
+		gd.SetFreeBlocks(gd.FreeBlocks() + 1)
+		gd.SetFlags(gd.Flags() &^ ondisk.BgBlockUninit)
+		gd.UpdateChecksum(c.sb, g)
+	}
+	c.sb.SetFreeBlocksCount(c.sb.FreeBlocksCount() + 1<<f.ClusterBits)
+}
+
+// orphanFreeInode is ext2fs_inode_alloc_stats2(fs, ino, -1, isDir).
+func (c *Checker) orphanFreeInode(ino uint32, isDir bool, d *diskBitmaps) {
+	f := c.fs
+	d.inodes.Clear(uint64(ino))
+	c.markInodeOnDisk(ino, false)
+	ipg := f.InodesPerGroup
+	g := (ino - 1) / ipg
+	if g < f.Groups {
+		gd := f.Group(g)
+		gd.SetFreeInodes(gd.FreeInodes() + 1)
+		if isDir && gd.UsedDirs() > 0 {
+			gd.SetUsedDirs(gd.UsedDirs() - 1)
+		}
+		gd.SetFlags(gd.Flags() &^ ondisk.BgInodeUninit)
+		if f.GdtCsum {
+			firstUnused := ipg - gd.ItableUnused() + g*ipg + 1
+			if ino >= firstUnused {
+				gd.SetItableUnused(g*ipg + ipg - ino)
+			}
+			gd.UpdateChecksum(c.sb, g)
+		}
+	}
+	c.sb.SetFreeInodesCount(c.sb.FreeInodesCount() + 1)
+}
+
+// processOrphanFile is process_orphan_file for an orphan file whose slots
+// are all empty: its blocks are checked (magic, checksum, holes) and
+// orphan_present cleared. It returns true when the file is inconsistent.
+func (c *Checker) processOrphanFile() bool {
+	f := c.fs
+	sb := c.sb
+	if !sb.HasCompat(ondisk.CompatOrphanFile) {
+		return false
+	}
+	ino := sb.OrphanFileInum()
+	n := make(ondisk.Inode, f.InodeSize)
+	if ino == 0 || ino > f.InodesCount || f.ReadInode(ino, n, make([]byte, f.BlockSize)) != nil {
+		c.unsupported(problem.PR_0_ORPHAN_CLEAR_INODE)
+		return false
+	}
+	bs := uint64(f.BlockSize)
+	if n.Size()&(bs-1) != 0 {
+		c.fix(problem.Problem{Code: problem.PR_0_ORPHAN_FILE_WRONG_SIZE, Ino: ino})
+		return true
+	}
+	blocks := int64(n.Size() / bs)
+	slots := (f.BlockSize - orphanTailSize) / 4
+	buf := make([]byte, f.BlockSize)
+	bad := false
+	err := c.orphanBlocks(ino, n, true, func(lblk int64, blk uint64) error {
+		p := problem.Problem{Ino: ino, Blk: uint64(lblk)}
+		if blk == 0 {
+			if lblk == blocks {
+				return errOrphanStop
+			}
+			p.Code = problem.PR_0_ORPHAN_FILE_HOLE
+			c.fix(p)
+			bad = true
+			return errOrphanStop
+		}
+		if f.ReadBlock(blk, buf) != nil {
+			return errOrphanUnsupported
+		}
+		if binary.LittleEndian.Uint32(buf[f.BlockSize-orphanTailSize:]) != orphanBlockMagic {
+			p.Code = problem.PR_0_ORPHAN_FILE_BAD_MAGIC
+			c.fix(p)
+			bad = true
+			return errOrphanStop
+		}
+		if f.MetadataCsum {
+			sum := csum.Crc32cUint32(f.CsumSeed, ino)
+			sum = csum.Crc32cUint32(sum, n.Generation())
+			var b [8]byte
+			binary.LittleEndian.PutUint64(b[:], blk)
+			sum = csum.Crc32c(sum, b[:])
+			sum = csum.Crc32c(sum, buf[:4*slots])
+			if sum != binary.LittleEndian.Uint32(buf[f.BlockSize-4:]) {
+				p.Code = problem.PR_0_ORPHAN_FILE_BAD_CHECKSUM
+				c.fix(p)
+				bad = true
+				return errOrphanStop
+			}
+		}
+		for i := 0; i < slots; i++ {
+			if binary.LittleEndian.Uint32(buf[4*i:]) != 0 {
+				return errOrphanUnsupported
+			}
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errOrphanUnsupported), errors.Is(err, errOrphanMap):
+		c.unsupported(problem.PR_0_ORPHAN_CLEAR_INODE)
+		return false
+	case bad:
+		return true
+	}
+	sb.SetFeatureRoCompat(sb.FeatureRoCompat() &^ ondisk.RoCompatOrphanPresent)
+	return false
+}
+
+func init() {
+	canRepair(problem.PR_0_ORPHAN_CLEAR_INODE, problem.PR_0_ORPHAN_ILLEGAL_BLOCK_NUM,
+		problem.PR_0_ORPHAN_ALREADY_CLEARED_BLOCK, problem.PR_0_ORPHAN_ILLEGAL_HEAD_INODE,
+		problem.PR_0_ORPHAN_ILLEGAL_INODE)
+}
