@@ -26,6 +26,7 @@ var allowedImports = map[string][]string{
 	"internal/fs":          {"internal/ondisk", "internal/blockdev", "internal/csum"},
 	"internal/journal":     {"internal/ondisk/jbd2", "internal/csum"},
 	"internal/iotrace":     {"internal/blockdev"},
+	"internal/undo":        {"internal/csum"},
 	"internal/freefrag":    {"internal/fs", "internal/ondisk", "internal/bitmap", "internal/blockdev", "internal/csum"},
 	"internal/dump":        {"internal/fs", "internal/ondisk", "internal/ondisk/jbd2", "internal/blockdev", "internal/csum"},
 	// check opens an external journal device (-j) through blockdev.

@@ -9,6 +9,7 @@ import (
 	"gofsck/internal/check"
 	"gofsck/internal/iotrace"
 	"gofsck/internal/problem"
+	"gofsck/internal/undo"
 )
 
 // repairRun is the write side of a run with -y, -p or interactive answers.
@@ -68,9 +69,32 @@ func (r *repairRun) flush() bool {
 	if !r.active() || !r.ov.Dirty() {
 		return true
 	}
-	if err := r.ov.Flush(r.ov.Base); err != nil {
+	var w io.WriterAt = r.ov.Base
+	var uw *undo.Writer
+	if r.o.undoFile != "" {
+		// The undo file holds the old contents of every block before it is
+		// overwritten, durable before the overwrite.
+		sb := make([]byte, 1024)
+		if _, err := r.ov.Base.ReadAt(sb, 1024); err != nil {
+			fatal(r.o, r.stderr, "%v while reading the superblock of %s", err, r.o.device)
+			return false
+		}
+		var err error
+		if uw, err = undo.Create(r.o.undoFile, r.ov.Base, r.chk.BlockSize(), sb); err != nil {
+			fatal(r.o, r.stderr, "%v while trying to create undo file %s", err, r.o.undoFile)
+			return false
+		}
+		w = uw
+	}
+	if err := r.ov.Flush(w); err != nil {
 		fatal(r.o, r.stderr, "%v while writing to %s", err, r.o.device)
 		return false
+	}
+	if uw != nil {
+		if err := uw.Close(); err != nil {
+			fatal(r.o, r.stderr, "%v while closing undo file %s", err, r.o.undoFile)
+			return false
+		}
 	}
 	if err := syncDevice(r.ov.Base); err != nil {
 		fatal(r.o, r.stderr, "%v while syncing %s", err, r.o.device)

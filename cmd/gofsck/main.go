@@ -38,6 +38,9 @@ func main() {
 	if len(os.Args) == 2 && os.Args[1] == "--sample" {
 		os.Exit(runSample(filepath.Base(os.Args[0]), os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "undo" {
+		os.Exit(runUndo(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	stop := startProfile()
 	code := run(os.Args, os.Stdout, os.Stderr)
 	stop()
@@ -59,6 +62,7 @@ type options struct {
 	extended  []string
 	journal   string
 	name      string
+	undoFile  string // -z: keep the old contents of every overwritten block here
 	ext       extendedOptions
 	report    *jsonReport // -E json=FILE; nil without it
 	// progressFd is -C's descriptor (0: a bar on stdout); progressOn is
@@ -139,11 +143,11 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 			o.journal = op.Arg
 		case 'N':
 			o.name = op.Arg
-		case 'c', 'l', 'L', 'z', 'D':
-			if op.Name == 'D' || op.Name == 'c' || op.Name == 'l' || op.Name == 'L' || op.Name == 'z' {
-				fmt.Fprintf(stderr, "%s: option -%c needs repair support, which this version of gofsck does not have\n", o.prog, op.Name)
-				return o, problem.ExitError, false
-			}
+		case 'z':
+			o.undoFile = op.Arg
+		case 'c', 'l', 'L', 'D':
+			fmt.Fprintf(stderr, "%s: option -%c is not implemented in this version of gofsck\n", o.prog, op.Name)
+			return o, problem.ExitError, false
 		case 'C':
 			fd, on, ok := parseProgressFd(op.Arg, o, stderr)
 			if !ok {

@@ -348,3 +348,6 @@ func (c *Checker) writeSuperAndGDT(all bool) {
 	sb.SetChecksum()
 	c.writeAt(ondisk.SuperblockOffset, sb[:ondisk.SuperblockSize])
 }
+
+// BlockSize is the filesystem block size (the undo file's unit).
+func (c *Checker) BlockSize() int { return c.fs.BlockSize }
