@@ -141,6 +141,9 @@ func (c *Checker) rebuildDir(dir uint32) error {
 				return errRehashCorrupt
 			}
 			for off := 0; off < bs; {
+				if off+8 > bs {
+					return errRehashCorrupt
+				}
 				recLen := int(binary.LittleEndian.Uint16(buf[off+4:]))
 				if bs >= 65536 && (recLen == 65535 || recLen == 0) {
 					recLen = bs
