@@ -42,8 +42,19 @@ func (c *Checker) checkOrphanFileEnd() {
 		return // the file would be truncated and the feature cleared
 	}
 	switch c.checkInitOrphanFile() {
+	case orphanCleared:
+		if c.repairing() {
+			sb.SetFeatureRoCompat(sb.FeatureRoCompat() &^ ondisk.RoCompatOrphanPresent)
+		}
 	case orphanClean:
-		if sb.HasRoCompat(ondisk.RoCompatOrphanPresent) && !c.fix(problem.Problem{Code: problem.PR_6_ORPHAN_PRESENT_CLEAN_FILE}) {
+		if !sb.HasRoCompat(ondisk.RoCompatOrphanPresent) {
+			break
+		}
+		if c.fix(problem.Problem{Code: problem.PR_6_ORPHAN_PRESENT_CLEAN_FILE}) {
+			if c.repairing() {
+				sb.SetFeatureRoCompat(sb.FeatureRoCompat() &^ ondisk.RoCompatOrphanPresent)
+			}
+		} else {
 			// The catalogue carries 1.47.4's PR_NO_OK on this code;
 			// e2fsck 1.47.0 has no such flag, so a declined answer
 			// leaves the filesystem with errors (exit 4).
@@ -63,6 +74,7 @@ const (
 	orphanClean   orphanState = iota // every block is in its empty state
 	orphanCorrupt                    // some block is dirty or the file is malformed
 	orphanFatal                      // the inode could not be read: the run stops
+	orphanCleared                    // dirty blocks were cleared (a writable run)
 )
 
 // checkInitOrphanFile compares every block of the orphan file with the
@@ -111,16 +123,24 @@ func (c *Checker) checkInitOrphanFile() orphanState {
 			sum = csum.Crc32c(sum, empty[:4*slots])
 			binary.LittleEndian.PutUint32(empty[f.BlockSize-4:], sum)
 		}
-		if f.ReadBlock(blk, disk) != nil {
-			clear(disk)
+		if state != orphanCleared {
+			if f.ReadBlock(blk, disk) != nil {
+				clear(disk)
+			}
+			if bytes.Equal(disk, empty) {
+				return nil
+			}
+			if !c.fix(problem.Problem{Code: problem.PR_6_ORPHAN_BLOCK_DIRTY, Ino: ino, Blk: uint64(lblk)}) {
+				state = orphanCorrupt
+				return errOrphanStop
+			}
+			if !c.repairing() {
+				return nil
+			}
+			// From here on every block is rewritten (pd->clear).
+			state = orphanCleared
 		}
-		if bytes.Equal(disk, empty) {
-			return nil
-		}
-		if !c.fix(problem.Problem{Code: problem.PR_6_ORPHAN_BLOCK_DIRTY, Ino: ino, Blk: uint64(lblk)}) {
-			state = orphanCorrupt
-			return errOrphanStop
-		}
+		c.writeBlock(blk, empty)
 		return nil
 	})
 	if errors.Is(err, errOrphanMap) {

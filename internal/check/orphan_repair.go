@@ -20,7 +20,7 @@ import (
 // Not implemented (the run stops as for an unimplemented fix, writing
 // nothing): quota accounting (quota feature), extended attribute blocks of
 // orphans, truncating an extent-mapped or bigalloc file past its size,
-// broken indirect blocks, and non-empty orphan file slots.
+// and broken indirect blocks.
 
 // unsupportedFixer is the Reporter's way of stopping a run at a fix gofsck
 // does not implement although its problem has no question.
@@ -95,7 +95,7 @@ func (c *Checker) releaseOrphans() bool {
 	if sb.HasRoCompat(ondisk.RoCompatOrphanPresent) && !sb.HasCompat(ondisk.CompatOrphanFile) {
 		return true
 	}
-	return c.processOrphanFile()
+	return c.processOrphanFile(d)
 }
 
 // applyOrphanEdits applies the bitmap edits made so far to d.
@@ -155,12 +155,13 @@ func (c *Checker) releaseOrphanInode(ino uint32, d *diskBitmaps) (uint32, error)
 // pointers, i_blocks) and written by the caller.
 func (c *Checker) releaseInodeBlocks(ino uint32, n ondisk.Inode, d *diskBitmaps, p problem.Problem) error {
 	f := c.fs
+	if !c.hasValidBlocks(n) {
+		// e2fsck 1.47.0 returns before the EA block here.
+		return nil
+	}
 	if n.FileACL(c.sb.Is64bit()) != 0 {
 		// ext2fs_adjust_ea_refcount3 and the EA block's release.
 		return errOrphanUnsupported
-	}
-	if !c.hasValidBlocks(n) {
-		return nil
 	}
 	r := &orphanRelease{c: c, d: d, p: p, buf: make([]byte, f.BlockSize)}
 	bs := uint64(f.BlockSize)
@@ -544,10 +545,11 @@ func (c *Checker) orphanFreeInode(ino uint32, isDir bool, d *diskBitmaps) {
 	c.sb.SetFreeInodesCount(c.sb.FreeInodesCount() + 1)
 }
 
-// processOrphanFile is process_orphan_file for an orphan file whose slots
-// are all empty: its blocks are checked (magic, checksum, holes) and
-// orphan_present cleared. It returns true when the file is inconsistent.
-func (c *Checker) processOrphanFile() bool {
+// processOrphanFile is e2fsck 1.47.0's process_orphan_file: every inode
+// in the orphan file's slots is released; the slots and orphan_present
+// are left alone (later versions clear them here). A hole, a bad magic or
+// checksum stops it. It returns true when the file is inconsistent.
+func (c *Checker) processOrphanFile(d *diskBitmaps) bool {
 	f := c.fs
 	sb := c.sb
 	if !sb.HasCompat(ondisk.CompatOrphanFile) {
@@ -603,10 +605,20 @@ func (c *Checker) processOrphanFile() bool {
 			}
 		}
 		for i := 0; i < slots; i++ {
-			if binary.LittleEndian.Uint32(buf[4*i:]) != 0 {
-				return errOrphanUnsupported
+			oi := binary.LittleEndian.Uint32(buf[4*i:])
+			if oi == 0 {
+				continue
+			}
+			if _, err := c.releaseOrphanInode(oi, d); err != nil {
+				if errors.Is(err, errOrphanUnsupported) {
+					return err
+				}
+				bad = true
+				return errOrphanStop
 			}
 		}
+		// e2fsck 1.47.0 leaves the slots as they are (the block is
+		// cleared by the end-of-run orphan file check).
 		return nil
 	})
 	switch {
@@ -616,12 +628,12 @@ func (c *Checker) processOrphanFile() bool {
 	case bad:
 		return true
 	}
-	sb.SetFeatureRoCompat(sb.FeatureRoCompat() &^ ondisk.RoCompatOrphanPresent)
+	// e2fsck 1.47.0 does not clear orphan_present here either.
 	return false
 }
 
 func init() {
 	canRepair(problem.PR_0_ORPHAN_CLEAR_INODE, problem.PR_0_ORPHAN_ILLEGAL_BLOCK_NUM,
 		problem.PR_0_ORPHAN_ALREADY_CLEARED_BLOCK, problem.PR_0_ORPHAN_ILLEGAL_HEAD_INODE,
-		problem.PR_0_ORPHAN_ILLEGAL_INODE)
+		problem.PR_0_ORPHAN_ILLEGAL_INODE, problem.PR_6_ORPHAN_BLOCK_DIRTY, problem.PR_6_ORPHAN_PRESENT_CLEAN_FILE)
 }
