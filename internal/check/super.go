@@ -114,7 +114,9 @@ func (c *Checker) checkSuperValues(deviceBlocks uint64) bool {
 		return false
 	}
 	if uint64(sb.InodesCount()) != shouldBe {
-		if !c.fix(problem.Problem{Code: problem.PR_0_INODE_COUNT_WRONG, Ino: sb.InodesCount(), Ino2: uint32(shouldBe)}) {
+		if c.fix(problem.Problem{Code: problem.PR_0_INODE_COUNT_WRONG, Ino: sb.InodesCount(), Ino2: uint32(shouldBe)}) {
+			c.setInodesCount(uint32(shouldBe))
+		} else {
 			c.fix(problem.Problem{Code: problem.PR_0_MISC_CORRUPT_SUPER, Num: uint64(sb.InodesCount()), Str: "inodes_count"})
 			c.abort = true
 			return false
@@ -149,11 +151,11 @@ func (c *Checker) checkSuperValues(deviceBlocks uint64) bool {
 	if f.InodeSize > ondisk.GoodOldInodeSize {
 		maxExtra := uint16(f.InodeSize - ondisk.GoodOldInodeSize)
 		bad := func(v uint16) bool { return v != 0 && (v < 4 || v > maxExtra || v&3 != 0) }
-		if v := sb.MinExtraIsize(); bad(v) {
-			c.fix(problem.Problem{Code: problem.PR_0_BAD_MIN_EXTRA_ISIZE, Num: uint64(v)})
+		if v := sb.MinExtraIsize(); bad(v) && c.fix(problem.Problem{Code: problem.PR_0_BAD_MIN_EXTRA_ISIZE, Num: uint64(v)}) {
+			c.setSuper16(sbMinExtraIsize, largeInodeExtra)
 		}
-		if v := sb.WantExtraIsize(); bad(v) {
-			c.fix(problem.Problem{Code: problem.PR_0_BAD_WANT_EXTRA_ISIZE, Num: uint64(v)})
+		if v := sb.WantExtraIsize(); bad(v) && c.fix(problem.Problem{Code: problem.PR_0_BAD_WANT_EXTRA_ISIZE, Num: uint64(v)}) {
+			c.setSuper16(sbWantExtraIsize, largeInodeExtra)
 		}
 	}
 	return true
@@ -168,8 +170,9 @@ func (c *Checker) checkSuperFeatures() {
 	if !sb.HasRoCompat(ondisk.RoCompatMetadataCsum) && sb.HasIncompat(ondisk.IncompatCsumSeed) {
 		c.fix(problem.Problem{Code: problem.PR_0_CSUM_SEED_WITHOUT_META_CSUM})
 	}
-	if sb.Is64bit() && !sb.HasIncompat(ondisk.IncompatExtents) {
-		c.fix(problem.Problem{Code: problem.PR_0_64BIT_WITHOUT_EXTENTS})
+	if sb.Is64bit() && !sb.HasIncompat(ondisk.IncompatExtents) &&
+		c.fix(problem.Problem{Code: problem.PR_0_64BIT_WITHOUT_EXTENTS}) && c.repairing() {
+		sb.SetFeatureIncompat(sb.FeatureIncompat() | ondisk.IncompatExtents)
 	}
 	if sb.HasIncompat(ondisk.IncompatMetaBG) && sb.FirstMetaBG() > c.fs.DescBlocks {
 		c.fix(problem.Problem{Code: problem.PR_0_FIRST_META_BG_TOO_BIG, Group: c.fs.DescBlocks, Num: uint64(sb.FirstMetaBG())})
@@ -293,14 +296,18 @@ func (c *Checker) checkSuperFields() {
 			if uint64(v) <= uint64(now32)+timeFudge {
 				code = problem.PR_0_FUTURE_SB_LAST_MOUNT_FUDGED
 			}
-			c.fix(problem.Problem{Code: code, Num: uint64(v)})
+			if c.fix(problem.Problem{Code: code, Num: uint64(v)}) {
+				c.setSuperTimeQuiet(sbMtime, now32)
+			}
 		}
 		if v := sb.Wtime(); v > now32 {
 			code := problem.PR_0_FUTURE_SB_LAST_WRITE
 			if uint64(v) <= uint64(now32)+timeFudge {
 				code = problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED
 			}
-			c.fix(problem.Problem{Code: code, Num: uint64(v)})
+			if c.fix(problem.Problem{Code: code, Num: uint64(v)}) {
+				c.setSuperTimeQuiet(sbWtime, now32)
+			}
 		}
 	}
 	for i, q := range []uint32{sb.UsrQuotaInum(), sb.GrpQuotaInum(), sb.PrjQuotaInum()} {

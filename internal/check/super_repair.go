@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"gofsck/internal/problem"
 )
@@ -70,4 +71,64 @@ func (c *Checker) FixSkipCounts() bool {
 
 func init() {
 	canRepair(problem.PR_0_FREE_INODE_COUNT, problem.PR_0_FREE_BLOCK_COUNT)
+}
+
+// Superblock fields the superblock fixes set (byte offsets).
+const (
+	sbInodesCount    = 0x00
+	sbMtime          = 0x2C
+	sbWtime          = 0x30
+	sbMinExtraIsize  = 0x15C
+	sbWantExtraIsize = 0x15E
+	sbWtimeHi        = 0x274
+	sbMtimeHi        = 0x275
+)
+
+// largeInodeExtra is sizeof(struct ext2_inode_large) -
+// EXT2_GOOD_OLD_INODE_SIZE in e2fsprogs 1.47.0, the value e2fsck gives
+// a bad s_min_extra_isize or s_want_extra_isize.
+const largeInodeExtra = 32
+
+// setSuper16 stores a 16-bit superblock field (a writable run only).
+func (c *Checker) setSuper16(off int, v uint16) {
+	if c.repairing() {
+		binary.LittleEndian.PutUint16(c.sb[off:], v)
+	}
+}
+
+// setInodesCount is the PR_0_INODE_COUNT_WRONG fix: s_inodes_count (and
+// the geometry the check uses) becomes inodes_per_group * groups.
+func (c *Checker) setInodesCount(v uint32) {
+	if !c.repairing() {
+		return
+	}
+	binary.LittleEndian.PutUint32(c.sb[sbInodesCount:], v)
+	c.fs.InodesCount = v
+}
+
+// setSuperTimeQuiet sets s_mtime or s_wtime (and its high byte) to now as
+// the future-time fixes do: e2fsck marks the superblock dirty without
+// marking the filesystem changed, so the change alone does not make the
+// run report "FILE SYSTEM WAS MODIFIED" (the original copy Changed
+// compares with gets the same value).
+func (c *Checker) setSuperTimeQuiet(off int, now uint32) {
+	if !c.repairing() {
+		return
+	}
+	hi := sbMtimeHi
+	if off == sbWtime {
+		hi = sbWtimeHi
+	}
+	for _, b := range [][]byte{c.sb, c.repair.origSB} {
+		if len(b) > hi {
+			binary.LittleEndian.PutUint32(b[off:], now)
+			b[hi] = 0
+		}
+	}
+}
+
+func init() {
+	canRepair(problem.PR_0_INODE_COUNT_WRONG, problem.PR_0_BAD_MIN_EXTRA_ISIZE, problem.PR_0_BAD_WANT_EXTRA_ISIZE,
+		problem.PR_0_64BIT_WITHOUT_EXTENTS, problem.PR_0_FUTURE_SB_LAST_MOUNT, problem.PR_0_FUTURE_SB_LAST_MOUNT_FUDGED,
+		problem.PR_0_FUTURE_SB_LAST_WRITE, problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED)
 }
