@@ -87,8 +87,12 @@ func (c *Checker) createRoot() bool {
 	c.inodeUsed.Set(ondisk.RootIno)
 	c.inodeDir.Set(ondisk.RootIno)
 	c.markInodeOnDisk(ondisk.RootIno, true)
+	c.chargeQuota(ondisk.RootIno, n, c.clusterBytes(), 1)
 	return true
 }
+
+// clusterBytes is EXT2_CLUSTER_SIZE, the quota charge of a new block.
+func (c *Checker) clusterBytes() uint64 { return uint64(c.fs.BlockSize) << c.fs.ClusterBits }
 
 // lookupName returns the inode named name in dir (ext2fs_lookup).
 func (c *Checker) lookupName(dir uint32, name string) (uint32, bool) {
@@ -193,6 +197,7 @@ func (c *Checker) getLostAndFound(fix bool) uint32 {
 	c.refCount.Set(ino, 2)
 	c.linkInfo.Set(ino, 2)
 	c.lpf = ino
+	c.chargeQuota(ino, n, c.clusterBytes(), 1)
 	return ino
 }
 
@@ -222,6 +227,9 @@ func (c *Checker) reconnectFile(ino uint32) bool {
 			c.fix(problem.Problem{Code: problem.PR_3_CANT_EXPAND_LPF, Ino: ino, Err: err.Error()})
 			return true
 		}
+		// e2fsck_expand_directory charges the new block to the quota
+		// (ext2fs_expand_dir, used for the root, does not).
+		c.chargeQuota(c.lpf, c.readFullInode(c.lpf), c.clusterBytes(), 0)
 		err = c.linkName(c.lpf, name, ino, ft, false)
 	}
 	if err != nil {
@@ -500,7 +508,7 @@ func (c *Checker) fixDotDot(dir, parent uint32) {
 	}
 	if !done {
 		c.fix(problem.Problem{Code: problem.PR_3_FIX_PARENT_NOFIND, Ino: dir})
-		c.invalidSuper = true
+		c.unmarkValid()
 	}
 	if di := c.findDir(dir); di != nil {
 		di.dotdot = parent

@@ -128,6 +128,7 @@ func (c *Checker) disconnectInode(w *dirWorker, i uint32) bool {
 				isDir := n.IsDir()
 				c.zapInode(i, append(ondisk.Inode(nil), n...))
 				c.inodeAllocStats(i, -1, isDir)
+				c.chargeQuota(i, n, 0, ^uint64(0)) // quota_data_inodes(-1)
 			}
 			return false
 		}
@@ -135,8 +136,8 @@ func (c *Checker) disconnectInode(w *dirWorker, i uint32) bool {
 	q := p
 	q.Code = problem.PR_4_UNATTACHED_INODE
 	if c.fix(q) {
-		if c.repairing() {
-			c.reconnectFile(i)
+		if c.repairing() && c.reconnectFile(i) {
+			c.unmarkValid()
 		}
 		return false
 	}

@@ -46,6 +46,9 @@ func (c *Checker) logErr(file string, line int, fn, format string, args ...any) 
 type quotaUsage struct {
 	space, inodes int64
 	seen          bool // DQF_SEEN: found in the quota file
+	// The limits read from the quota file (update_limits), which a
+	// rewrite keeps.
+	bsoft, bhard, isoft, ihard uint64
 }
 
 // quotaState is e2fsck's quota context: one table per tracked type.
@@ -153,7 +156,9 @@ func (c *Checker) checkQuotas() {
 		}
 		inconsistent, err := c.compareQuota(t, ino, st.dicts[t])
 		if inconsistent || err != nil {
-			c.fix(problem.Problem{Code: problem.PR_6_UPDATE_QUOTAS, Num: uint64(t)})
+			if c.fix(problem.Problem{Code: problem.PR_6_UPDATE_QUOTAS, Num: uint64(t)}) && c.repairing() {
+				c.writeQuotaFile(t, ino, st.dicts[t])
+			}
 		}
 	}
 }
@@ -180,6 +185,7 @@ func (c *Checker) compareQuota(t quota.Type, ino uint32, dict map[uint32]*quotaU
 			dict[d.ID] = u
 		}
 		u.seen = true
+		u.bsoft, u.bhard, u.isoft, u.ihard = d.BSoftLimit, d.BHardLimit, d.ISoftLimit, d.IHardLimit
 		if u.space != d.CurSpace || u.inodes != d.CurInodes {
 			inconsistent = true
 			c.diag("[QUOTA WARNING] Usage inconsistent for ID %d:actual (%d, %d) != expected (%d, %d)\n",
