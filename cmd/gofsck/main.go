@@ -2,8 +2,10 @@
 // output and exit codes follow e2fsck's so that it can stand in for
 // fsck.ext4: `gofsck -fn /dev/sdb1`.
 //
-// This version checks read-only (-n); repair options are refused with a
-// clear message until repair is implemented.
+// With -y, -p or interactive answers it repairs: fixes are decided against
+// an in-memory overlay of the device and written serially when the run is
+// over (commit.go), optionally through an undo file (-z); `gofsck undo`
+// restores one.
 package main
 
 import (
