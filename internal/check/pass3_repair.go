@@ -508,7 +508,7 @@ func (c *Checker) fixDotDot(dir, parent uint32) {
 	}
 	if !done {
 		c.fix(problem.Problem{Code: problem.PR_3_FIX_PARENT_NOFIND, Ino: dir})
-		c.unmarkValid()
+		c.invalidSuper = true
 	}
 	if di := c.findDir(dir); di != nil {
 		di.dotdot = parent

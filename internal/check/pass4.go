@@ -136,8 +136,8 @@ func (c *Checker) disconnectInode(w *dirWorker, i uint32) bool {
 	q := p
 	q.Code = problem.PR_4_UNATTACHED_INODE
 	if c.fix(q) {
-		if c.repairing() && c.reconnectFile(i) {
-			c.unmarkValid()
+		if c.repairing() {
+			c.reconnectFile(i)
 		}
 		return false
 	}
