@@ -139,7 +139,7 @@ func (c *Checker) CheckJournal() string {
 			return le.msg
 		}
 		// A rejected superblock: loadErr says which.
-		return c.journalLoadFailed(p, err)
+		return c.journalLoadFailed(p, err, j)
 	}
 	// Make the flags consistent with the journal found.
 	for !c.sb.HasCompat(ondisk.CompatHasJournal) {
@@ -156,9 +156,11 @@ func (c *Checker) CheckJournal() string {
 		}
 		// The journal is forgotten; a full check follows if recovery was
 		// pending or the journal lived in a reserved inode.
-		if recover || c.sb.JournalInum() < c.fs.FirstIno {
+		force := recover || c.sb.JournalInum() < c.fs.FirstIno
+		if force {
 			c.invalidSuper = true
 		}
+		c.forgetJournal(force)
 		return ""
 	}
 	if c.sink.Aborted() {
@@ -245,13 +247,18 @@ func (c *Checker) fixBadInode(p problem.Problem) string {
 }
 
 // fixCorruptSuper is e2fsck_journal_fix_corrupt_super.
-func (c *Checker) fixCorruptSuper(p problem.Problem) string {
+func (c *Checker) fixCorruptSuper(p problem.Problem, j *jnl) string {
 	if c.sb.HasCompat(ondisk.CompatHasJournal) {
 		if c.fix(withCode(p, problem.PR_0_JOURNAL_BAD_SUPER)) {
-			// A fresh journal superblock would be written and
+			// A fresh journal superblock is written and
 			// needs_recovery cleared (full check if it was set).
-			if c.sb.HasIncompat(ondisk.IncompatRecover) {
+			recover := c.sb.HasIncompat(ondisk.IncompatRecover)
+			if recover {
 				c.invalidSuper = true
+			}
+			if c.repairing() {
+				c.resetJournalSuper(j)
+				c.clearRecover(recover)
 			}
 			return ""
 		}
@@ -269,7 +276,7 @@ func (c *Checker) fixCorruptSuper(p problem.Problem) string {
 // journalLoadFailed handles a journal superblock that e2fsck_journal_load
 // rejected: unsupported features or versions are asked about first
 // (answering yes aborts), then the superblock is treated as corrupt.
-func (c *Checker) journalLoadFailed(p problem.Problem, err error) string {
+func (c *Checker) journalLoadFailed(p problem.Problem, err error, j *jnl) string {
 	var ve *jbd2.ValidationError
 	if errors.As(err, &ve) {
 		var code problem.Code
@@ -288,7 +295,7 @@ func (c *Checker) journalLoadFailed(p problem.Problem, err error) string {
 			}
 		}
 	}
-	return c.fixCorruptSuper(p)
+	return c.fixCorruptSuper(p, j)
 }
 
 // getJournal is e2fsck_get_journal: it finds the journal inode (or its

@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 
 	"gofsck/internal/journal"
 	"gofsck/internal/ondisk"
@@ -224,4 +225,69 @@ func (c *Checker) clearJournalErrno(j *jnl, jsb *jbd2.Superblock) {
 func init() {
 	canRepair(problem.PR_0_JNL_TXN_CORRUPT, problem.PR_0_JOURNAL_RUN, problem.PR_0_JOURNAL_RUN_DEFAULT,
 		problem.PR_0_JOURNAL_RESET_JOURNAL)
+}
+
+// Superblock journal fields (byte offsets).
+const (
+	sbJournalUUID = 0xD0
+	sbJournalInum = 0xE0
+	sbJournalDev  = 0xE4
+)
+
+// forgetJournal is the PR_0_JOURNAL_HAS_JOURNAL fix: the superblock's
+// journal fields are cleared and needs_recovery with them
+// (e2fsck_clear_recover; force marks the filesystem not valid).
+func (c *Checker) forgetJournal(force bool) {
+	if !c.repairing() {
+		return
+	}
+	sb := c.sb
+	binary.LittleEndian.PutUint32(sb[sbJournalInum:], 0)
+	binary.LittleEndian.PutUint32(sb[sbJournalDev:], 0)
+	clear(sb[sbJournalUUID : sbJournalUUID+16])
+	c.clearRecover(force)
+}
+
+// clearRecover is e2fsck_clear_recover.
+func (c *Checker) clearRecover(failed bool) {
+	sb := c.sb
+	sb.SetFeatureIncompat(sb.FeatureIncompat() &^ ondisk.IncompatRecover)
+	if failed {
+		sb.SetState(sb.State() &^ ondisk.StateValid)
+	}
+}
+
+func init() {
+	canRepair(problem.PR_0_JOURNAL_HAS_JOURNAL)
+}
+
+// resetJournalSuper is e2fsck_journal_reset_super: the journal superblock
+// block is rewritten as a fresh V2 superblock (a valid V1 signature is
+// kept) with s_blocksize, s_maxlen and s_first = 1, no features, and a
+// random s_sequence so that no old transaction looks valid; the header's
+// h_sequence and nothing else survive.
+func (c *Checker) resetJournalSuper(j *jnl) {
+	if j == nil || j.external {
+		// The external journal device is opened read-only.
+		return
+	}
+	f := c.fs
+	buf := make([]byte, f.BlockSize)
+	if err := f.ReadBlock(j.sbBlock, buf); err != nil {
+		clear(buf)
+	}
+	if binary.BigEndian.Uint32(buf[0:]) != jbd2.Magic || binary.BigEndian.Uint32(buf[4:]) != 3 {
+		binary.BigEndian.PutUint32(buf[0:], jbd2.Magic)
+		binary.BigEndian.PutUint32(buf[4:], 4) // JBD2_SUPERBLOCK_V2
+	}
+	clear(buf[12:])
+	binary.BigEndian.PutUint32(buf[0x0C:], uint32(f.BlockSize))
+	binary.BigEndian.PutUint32(buf[0x10:], uint32(j.totalLen))
+	binary.BigEndian.PutUint32(buf[0x14:], 1)
+	binary.BigEndian.PutUint32(buf[jsbSequence:], rand.Uint32())
+	c.writeBlock(j.sbBlock, buf)
+}
+
+func init() {
+	canRepair(problem.PR_0_JOURNAL_BAD_SUPER)
 }
