@@ -1,0 +1,238 @@
+package test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"gofsck/internal/testfs"
+)
+
+// TestQuotaRewrite repairs quota files that no longer match the usage
+// (owners changed behind the quota's back with debugfs) with gofsck -fy
+// and e2fsck -fy: the transcripts (stdout and the library's stderr lines)
+// must be the same, e2fsck -fn must find gofsck's result clean, and the
+// rewritten files must be e2fsck's: the quota listings, the quota inodes
+// (block maps, sizes, i_blocks) and the allocation picture (dumpe2fs
+// without times and checksums), which a different block choice would
+// change.
+func TestQuotaRewrite(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	gofsck := testfs.GofsckPath(t)
+	e2fsck := "/usr/sbin/e2fsck"
+	files := func(n int) func(*testfs.Tree) {
+		return func(tr *testfs.Tree) {
+			tr.Dir("dir")
+			tr.File("dir/big", 300<<10)
+			for i := 0; i < n; i++ {
+				tr.File(fmt.Sprintf("dir/f%03d", i), int64(1+i%5)<<10)
+			}
+		}
+	}
+	// owners gives file i of files(n) uid/gid (and project) ids spread over
+	// the radix tree: step 70000 uses three tree levels, 1<<24 all four.
+	owners := func(n int, step uint32) []string {
+		var cmds []string
+		for i := 0; i < n; i++ {
+			id := uint32(i+1) * step
+			cmds = append(cmds, fmt.Sprintf("sif /dir/f%03d uid %d", i, id),
+				fmt.Sprintf("sif /dir/f%03d gid %d", i, id+1))
+		}
+		return cmds
+	}
+	cases := []struct {
+		name  string
+		spec  testfs.Spec
+		cmds  []string
+		setup func(t *testing.T, img string)
+	}{
+		{name: "ext4-4k-uid", spec: testfs.Spec{Size: 16 << 20, FSType: "ext4", BlockSize: 4096, Features: "quota,project", Populate: files(3), OptimizeDirs: true},
+			cmds: []string{"sif /dir/big uid 1234"}},
+		{name: "ext4-1k-uid-gid-projid", spec: testfs.Spec{Size: 16 << 20, FSType: "ext4", BlockSize: 1024, InodeSize: 256, Features: "quota,project", Populate: files(3), OptimizeDirs: true},
+			cmds: []string{"sif /dir/big uid 1234", "sif /dir/f000 gid 77", "sif /dir/f001 projid 5"}},
+		// Limits kept from the old file (one of them exceeded: a grace time
+		// starts).
+		{name: "ext4-1k-limits", spec: testfs.Spec{Size: 16 << 20, FSType: "ext4", BlockSize: 1024, Features: "quota", Populate: files(3), OptimizeDirs: true},
+			cmds:  []string{"sif /dir/big uid 1234"},
+			setup: func(t *testing.T, img string) { setQuotaLimits(t, img, "<3>", 0, 100, 200, 2, 50) }},
+		// Many ids over every level of the tree: a file of dozens of blocks.
+		{name: "ext4-1k-many-ids", spec: testfs.Spec{Size: 32 << 20, FSType: "ext4", BlockSize: 1024, Features: "quota", Populate: files(40), OptimizeDirs: true},
+			cmds: owners(40, 1<<24+70000)},
+		// Without extents the new file needs an indirect block.
+		{name: "ext3-1k-indirect", spec: testfs.Spec{Size: 32 << 20, FSType: "ext3", BlockSize: 1024, Features: "quota", Populate: files(30), OptimizeDirs: true},
+			cmds: owners(30, 1<<24+70000)},
+		// Free space in single blocks: every block of the new file is an
+		// extent of its own, the root splits into a leaf block.
+		{name: "ext4-1k-fragmented", spec: testfs.Spec{Size: 8 << 20, FSType: "ext4", BlockSize: 1024, Features: "quota", Populate: func(tr *testfs.Tree) {
+			tr.Dir("dir")
+			for i := 0; i < 12; i++ {
+				tr.File(fmt.Sprintf("dir/f%03d", i), 1<<10)
+			}
+			tr.Dir("fill")
+			for i := 0; i < 1200; i++ {
+				tr.File(fmt.Sprintf("fill/%04d", i), 1<<10)
+			}
+		}, OptimizeDirs: true},
+			setup: func(t *testing.T, img string) {
+				var cmds []string
+				for i := 0; i < 1200; i += 2 {
+					cmds = append(cmds, fmt.Sprintf("rm /fill/%04d", i))
+				}
+				testfs.Debugfs(t, img, cmds...)
+				testfs.E2fsckInPlace(t, img, "-fy")
+				testfs.Debugfs(t, img, owners(12, 1<<24+70000)...)
+			}},
+		// Clusters of 4 blocks: the file's blocks come in clusters.
+		{name: "bigalloc-many-ids", spec: testfs.Spec{Size: 32 << 20, FSType: "ext4", BlockSize: 1024, ClusterSize: 4096, Features: "bigalloc,quota", Populate: files(20), OptimizeDirs: true},
+			cmds: owners(20, 1<<24+70000)},
+		// 128-byte inodes: no i_crtime, no project ids.
+		{name: "ext4-128-inodes", spec: testfs.Spec{Size: 16 << 20, FSType: "ext4", BlockSize: 1024, InodeSize: 128, Features: "quota", Populate: files(3), OptimizeDirs: true},
+			cmds: []string{"sif /dir/big uid 1234", "sif /dir/f000 gid 1234"}},
+		// The quota file's first block destroyed: the file cannot be read,
+		// and is written from the usage alone.
+		{name: "ext4-4k-zapped", spec: testfs.Spec{Size: 16 << 20, FSType: "ext4", BlockSize: 4096, Features: "quota", Populate: files(3), OptimizeDirs: true},
+			setup: func(t *testing.T, img string) {
+				testfs.Debugfs(t, img, fmt.Sprintf("zap_block %d", testfs.Bmap(t, img, "<3>", 0)))
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			img := testfs.MkImage(t, tc.spec)
+			if len(tc.cmds) > 0 {
+				testfs.Debugfs(t, img, tc.cmds...)
+			}
+			if tc.setup != nil {
+				tc.setup(t, img)
+			}
+			dir := t.TempDir()
+			eimg := filepath.Join(dir, "e.img")
+			gimg := filepath.Join(dir, "g.img")
+			copyTo(t, img, eimg)
+			copyTo(t, img, gimg)
+			eout, eerr, eexit, _ := runSplit2(t, 60*time.Second, e2fsck, "-fy", eimg)
+			gout, gerr, gexit, _ := runSplit2(t, 60*time.Second, gofsck, "-fy", gimg)
+			if !strings.Contains(eout, "Update quota info") {
+				t.Fatalf("the damage does not need a quota rewrite:\n%s", eout)
+			}
+			gout = strings.ReplaceAll(gout, gimg, eimg)
+			if eout != gout || eexit != gexit {
+				t.Errorf("transcripts differ:\n--- e2fsck -fy (exit %d):\n%s--- gofsck -fy (exit %d):\n%s", eexit, eout, gexit, gout)
+			}
+			if e, g := stderrLines(eerr), stderrLines(gerr); e != g {
+				t.Errorf("stderr differs:\n--- e2fsck:\n%s--- gofsck:\n%s", e, g)
+			}
+			if out, exit := testfs.E2fsck(t, gimg, "-fn"); exit != 0 {
+				t.Errorf("e2fsck -fn after gofsck -fy exits %d:\n%s", exit, out)
+			}
+			if e, g := quotaPicture(t, eimg), quotaPicture(t, gimg); e != g {
+				t.Errorf("repaired images differ (-e2fsck +gofsck):\n%s", lineDiff(e, g))
+			}
+		})
+	}
+}
+
+// stderrLines drops the version banner from a checker's stderr.
+func stderrLines(s string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if strings.HasPrefix(l, "e2fsck 1.") || strings.HasPrefix(l, "gofsck ") {
+			continue
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+var timeLine = regexp.MustCompile(`(?i)(time|checksum|csum|mount count|lifetime writes|^Last |ctime|atime|mtime|crtime|Inode checksum)`)
+
+// quotaPicture is what a quota rewrite decides, without times and
+// checksums: the quota listings, the quota inodes and dumpe2fs.
+func quotaPicture(t *testing.T, img string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, typ := range []string{"user", "group", "project"} {
+		b.WriteString(testfs.DebugfsRO(t, img, "lq "+typ))
+	}
+	sb := testfs.Superblock(t, img)
+	for _, k := range []string{"User quota inode", "Group quota inode", "Project quota inode"} {
+		ino := sb[k]
+		if ino == "" {
+			continue
+		}
+		for _, l := range strings.Split(testfs.DebugfsRO(t, img, "stat <"+ino+">"), "\n") {
+			if !timeLine.MatchString(l) {
+				b.WriteString(l + "\n")
+			}
+		}
+	}
+	o, err := exec.Command("dumpe2fs", img).CombinedOutput()
+	if err != nil {
+		t.Fatalf("dumpe2fs: %v\n%s", err, o)
+	}
+	out := string(o)
+	for _, l := range strings.Split(out, "\n") {
+		if !timeLine.MatchString(l) {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+// lineDiff lists the lines of a and b that differ, by position.
+func lineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	var out strings.Builder
+	for i := 0; i < max(len(al), len(bl)); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			fmt.Fprintf(&out, "-%s\n+%s\n", x, y)
+		}
+	}
+	return out.String()
+}
+
+// setQuotaLimits writes limits into id's entry of quota file qfile (a
+// debugfs file spec), in place: debugfs cannot set quota limits.
+func setQuotaLimits(t *testing.T, img, qfile string, id uint32, bsoft, bhard, isoft, ihard uint64) {
+	t.Helper()
+	dump := filepath.Join(t.TempDir(), "q")
+	testfs.DebugfsRO(t, img, fmt.Sprintf("dump %s %s", qfile, dump))
+	data, err := os.ReadFile(dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Data blocks hold 72-byte v2r1 entries after a 16-byte header; find
+	// the entry of id that has usage (tree blocks hold references only).
+	bs := testfs.BlockSize(t, img)
+	for blk := 2; (blk+1)*1024 <= len(data); blk++ {
+		for i := 0; i < 14; i++ {
+			off := blk*1024 + 16 + i*72
+			e := data[off : off+72]
+			if binary.LittleEndian.Uint32(e) != id || binary.LittleEndian.Uint64(e[24:]) == 0 {
+				continue
+			}
+			le := binary.LittleEndian
+			le.PutUint64(e[8:], ihard)
+			le.PutUint64(e[16:], isoft)
+			le.PutUint64(e[32:], bhard)
+			le.PutUint64(e[40:], bsoft)
+			pblk := testfs.Bmap(t, img, qfile, uint64(int64(off)/bs))
+			testfs.WriteAt(t, img, int64(pblk)*bs+int64(off)%bs, e)
+			return
+		}
+	}
+	t.Fatalf("no entry for id %d in %s", id, qfile)
+}
