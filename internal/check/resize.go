@@ -25,11 +25,15 @@ func (c *Checker) CheckResizeInode() {
 	f := c.fs
 	sb := c.sb
 	resize := sb.HasCompat(ondisk.CompatResizeInode)
-	if resize && sb.HasIncompat(ondisk.IncompatMetaBG) {
-		c.fix(problem.Problem{Code: problem.PR_0_DISABLE_RESIZE_INODE})
+	if resize && sb.HasIncompat(ondisk.IncompatMetaBG) &&
+		c.fix(problem.Problem{Code: problem.PR_0_DISABLE_RESIZE_INODE}) && c.repairing() {
+		sb.SetFeatureCompat(sb.FeatureCompat() &^ ondisk.CompatResizeInode)
+		c.setSuper16(sbReservedGdtBlocks, 0)
+		resize = false
 	}
-	if !resize && sb.ReservedGdtBlocks() != 0 {
-		c.fix(problem.Problem{Code: problem.PR_0_NONZERO_RESERVED_GDT_BLOCKS, Num: uint64(sb.ReservedGdtBlocks())})
+	if !resize && sb.ReservedGdtBlocks() != 0 &&
+		c.fix(problem.Problem{Code: problem.PR_0_NONZERO_RESERVED_GDT_BLOCKS, Num: uint64(sb.ReservedGdtBlocks())}) {
+		c.setSuper16(sbReservedGdtBlocks, 0)
 	}
 
 	// An unreadable inode (bad table location, bad checksum) ends the
@@ -49,7 +53,9 @@ func (c *Checker) CheckResizeInode() {
 			if n.Block(i) != 0 {
 				q := p
 				q.Code = problem.PR_0_CLEAR_RESIZE_INODE
-				c.fix(q)
+				if c.fix(q) && c.repairing() {
+					c.writeInode(ondisk.ResizeIno, make(ondisk.Inode, f.InodeSize))
+				}
 				break
 			}
 		}

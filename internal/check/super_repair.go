@@ -75,13 +75,14 @@ func init() {
 
 // Superblock fields the superblock fixes set (byte offsets).
 const (
-	sbInodesCount    = 0x00
-	sbMtime          = 0x2C
-	sbWtime          = 0x30
-	sbMinExtraIsize  = 0x15C
-	sbWantExtraIsize = 0x15E
-	sbWtimeHi        = 0x274
-	sbMtimeHi        = 0x275
+	sbInodesCount       = 0x00
+	sbMtime             = 0x2C
+	sbWtime             = 0x30
+	sbMinExtraIsize     = 0x15C
+	sbWantExtraIsize    = 0x15E
+	sbReservedGdtBlocks = 0xCE
+	sbWtimeHi           = 0x274
+	sbMtimeHi           = 0x275
 )
 
 // largeInodeExtra is sizeof(struct ext2_inode_large) -
@@ -130,5 +131,6 @@ func (c *Checker) setSuperTimeQuiet(off int, now uint32) {
 func init() {
 	canRepair(problem.PR_0_INODE_COUNT_WRONG, problem.PR_0_BAD_MIN_EXTRA_ISIZE, problem.PR_0_BAD_WANT_EXTRA_ISIZE,
 		problem.PR_0_64BIT_WITHOUT_EXTENTS, problem.PR_0_FUTURE_SB_LAST_MOUNT, problem.PR_0_FUTURE_SB_LAST_MOUNT_FUDGED,
-		problem.PR_0_FUTURE_SB_LAST_WRITE, problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED)
+		problem.PR_0_FUTURE_SB_LAST_WRITE, problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED,
+		problem.PR_0_DISABLE_RESIZE_INODE, problem.PR_0_NONZERO_RESERVED_GDT_BLOCKS, problem.PR_0_CLEAR_RESIZE_INODE)
 }
