@@ -291,3 +291,60 @@ func (c *Checker) resetJournalSuper(j *jnl) {
 func init() {
 	canRepair(problem.PR_0_JOURNAL_BAD_SUPER)
 }
+
+// backupJournalBlocks is the first part of e2fsck_move_ext3_journal: when
+// s_jnl_blocks holds no backup of the journal inode, or a stale one, the
+// inode's i_block, i_size_high and i_size are copied there
+// (PR_0_BACKUP_JNL). e2fsck then writes every superblock copy. Moving a
+// visible journal file to the hidden inode is not implemented.
+func (c *Checker) backupJournalBlocks() {
+	f := c.fs
+	sb := c.sb
+	ino := sb.JournalInum()
+	if ino == 0 || !sb.HasCompat(ondisk.CompatHasJournal) || ino > f.InodesCount {
+		return
+	}
+	n := make(ondisk.Inode, f.InodeSize)
+	if f.ReadInode(ino, n, make([]byte, f.BlockSize)) != nil {
+		return
+	}
+	ib := n.IBlock()
+	stale := sb.JnlBackupType() == 0
+	if sb.JnlBackupType() == jnlBackupBlocks {
+		for i := 0; i < 15; i++ {
+			if sb.JnlBlock(i) != binary.LittleEndian.Uint32(ib[4*i:]) {
+				stale = true
+				break
+			}
+		}
+	}
+	if !stale || !c.fix(problem.Problem{Code: problem.PR_0_BACKUP_JNL}) {
+		return
+	}
+	copy(sb[sbJnlBlocks:sbJnlBlocks+60], ib[:60])
+	binary.LittleEndian.PutUint32(sb[sbJnlBlocks+60:], n.SizeHigh())
+	binary.LittleEndian.PutUint32(sb[sbJnlBlocks+64:], uint32(n.Size()))
+	sb[sbJnlBackupType] = jnlBackupBlocks
+	c.writeAllSupers()
+}
+
+// writeAllSupers makes Finish write every superblock and descriptor copy,
+// as e2fsck does once a fix clears EXT2_FLAG_MASTER_SB_ONLY (the same
+// writes as after a check from a backup superblock).
+func (c *Checker) writeAllSupers() {
+	c.fs.Backup = true
+}
+
+// Superblock journal backup fields (byte offsets).
+const (
+	sbJnlBackupType = 0xFD
+	sbJnlBlocks     = 0x10C
+)
+
+// quotaInumOff are the offsets of s_usr_quota_inum, s_grp_quota_inum and
+// s_prj_quota_inum.
+var quotaInumOff = [3]int{0x240, 0x244, 0x26C}
+
+func init() {
+	canRepair(problem.PR_0_BACKUP_JNL, problem.PR_0_INVALID_QUOTA_INO)
+}

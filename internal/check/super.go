@@ -1,6 +1,8 @@
 package check
 
 import (
+	"encoding/binary"
+
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -322,7 +324,12 @@ func (c *Checker) checkSuperFields() {
 		case q > 10 && q <= sb.InodesCount():
 			continue
 		}
-		c.fix(problem.Problem{Code: problem.PR_0_INVALID_QUOTA_INO, Ino: q, Num: uint64(i)})
+		if c.fix(problem.Problem{Code: problem.PR_0_INVALID_QUOTA_INO, Ino: q, Num: uint64(i)}) && c.repairing() {
+			binary.LittleEndian.PutUint32(sb[quotaInumOff[i]:], 0)
+		}
+	}
+	if c.repairing() {
+		c.backupJournalBlocks()
 	}
 }
 
