@@ -330,6 +330,7 @@ func (c *Checker) checkSuperFields() {
 	}
 	if c.repairing() {
 		c.backupJournalBlocks()
+		c.fixDirhashHint()
 	}
 }
 

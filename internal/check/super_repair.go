@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 
+	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
 
@@ -133,4 +134,28 @@ func init() {
 		problem.PR_0_64BIT_WITHOUT_EXTENTS, problem.PR_0_FUTURE_SB_LAST_MOUNT, problem.PR_0_FUTURE_SB_LAST_MOUNT_FUDGED,
 		problem.PR_0_FUTURE_SB_LAST_WRITE, problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED,
 		problem.PR_0_DISABLE_RESIZE_INODE, problem.PR_0_NONZERO_RESERVED_GDT_BLOCKS, problem.PR_0_CLEAR_RESIZE_INODE)
+}
+
+// s_flags bits of the directory hash signedness hint.
+const (
+	sbFlags          = 0x160
+	flagSignedHash   = 0x1
+	flagUnsignedHash = 0x2
+)
+
+// fixDirhashHint is e2fsck_fix_dirhash_hint: with dir_index and no
+// signedness hint, the hint of the machine's char is set (signed, as
+// e2fsck built for x86 and most Linux targets sets it).
+func (c *Checker) fixDirhashHint() {
+	sb := c.sb
+	if !sb.HasCompat(ondisk.CompatDirIndex) || sb.Flags()&(flagSignedHash|flagUnsignedHash) != 0 {
+		return
+	}
+	if c.fix(problem.Problem{Code: problem.PR_0_DIRHASH_HINT}) {
+		binary.LittleEndian.PutUint32(sb[sbFlags:], sb.Flags()|flagSignedHash)
+	}
+}
+
+func init() {
+	canRepair(problem.PR_0_DIRHASH_HINT)
 }
