@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -235,4 +236,46 @@ func setQuotaLimits(t *testing.T, img, qfile string, id uint32, bsoft, bhard, is
 		}
 	}
 	t.Fatalf("no entry for id %d in %s", id, qfile)
+}
+
+// TestQuotaRewriteNoSpace: on a full filesystem e2fsck's rewrite fails
+// half-way (library errors, a damaged file); gofsck does not imitate that
+// and stops before the question, writing nothing (exit 8).
+func TestQuotaRewriteNoSpace(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := testfs.MkImage(t, testfs.Spec{Size: 4 << 20, FSType: "ext4", BlockSize: 1024, Features: "quota"})
+	free, err := strconv.Atoi(testfs.Superblock(t, img)["Free blocks"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	fill := func(name string, kib int) string {
+		p := filepath.Join(dir, name)
+		data := make([]byte, kib<<10)
+		for i := range data {
+			data[i] = byte(i*7) | 1
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("write %s %s", p, name)
+	}
+	cmds := []string{fill("big", free-40)}
+	for i := 0; i < 40; i++ {
+		cmds = append(cmds, fill(fmt.Sprintf("s%02d", i), 1))
+	}
+	testfs.Debugfs(t, img, cmds...)
+	testfs.E2fsckInPlace(t, img, "-fy")
+	if f := testfs.Superblock(t, img)["Free blocks"]; f != "0" {
+		t.Fatalf("%s free blocks left", f)
+	}
+	testfs.Debugfs(t, img, "sif /big uid 16777216")
+	before := testfs.FileSHA256(t, img)
+	out, exit := testfs.Gofsck(t, img, "-fy")
+	if exit != 8 || !strings.Contains(out, "PR_6_UPDATE_QUOTAS") {
+		t.Errorf("gofsck -fy exits %d, want 8 at PR_6_UPDATE_QUOTAS:\n%s", exit, out)
+	}
+	if testfs.FileSHA256(t, img) != before {
+		t.Errorf("the image changed")
+	}
 }

@@ -41,13 +41,15 @@ const (
 	maxInitExtent = 32768 // EXT_INIT_MAX_LEN
 )
 
-// writeQuotaFile regenerates quota file ino of type t from the usage
+// quotaPlan is a rewrite worked out: the new file and the old inode.
+type quotaPlan struct {
+	built *quota.Built
+	old   ondisk.Inode
+}
+
+// planQuotaFile lays out the new quota file of type t from the usage
 // table.
-func (c *Checker) writeQuotaFile(t quota.Type, ino uint32, dict map[uint32]*quotaUsage) {
-	f := c.fs
-	if ino == 0 || ino > f.InodesCount || c.repair.final == nil {
-		return
-	}
+func (c *Checker) planQuotaFile(t quota.Type, ino uint32, dict map[uint32]*quotaUsage) *quotaPlan {
 	ids := make([]uint32, 0, len(dict))
 	for id := range dict {
 		ids = append(ids, id)
@@ -63,14 +65,66 @@ func (c *Checker) writeQuotaFile(t quota.Type, ino uint32, dict map[uint32]*quot
 		})
 	}
 	// update_grace_times reads the clock, not e2fsck's ctx->now.
-	built := quota.Build(t, dquots, time.Now().Unix())
+	return &quotaPlan{built: quota.Build(t, dquots, time.Now().Unix()), old: c.readFullInode(ino)}
+}
 
+// quotaRewritable reports whether writeQuotaFile can write the file the
+// way the library would: a dry run of the allocation that fails when the
+// filesystem runs out of space (e2fsck then writes a damaged file with
+// library errors) or the extent tree would need more than one leaf.
+func (c *Checker) quotaRewritable(t quota.Type, ino uint32, dict map[uint32]*quotaUsage) bool {
+	if ino == 0 || ino > c.fs.InodesCount || c.repair.final == nil {
+		return false
+	}
+	p := c.planQuotaFile(t, ino, dict)
+	d := &dryAlloc{c: c, taken: map[uint64]bool{}}
+	if p.old.Size() != 0 && c.hasValidBlocks(p.old) {
+		c.punchAll(p.old, func(b uint64) {
+			if b >= c.fs.FirstDataBlock && b < c.fs.BlocksCount {
+				d.freed = append(d.freed, c.fs.ClusterOf(b))
+			}
+		})
+		slices.Sort(d.freed)
+	}
+	_, ok := c.mapQuotaFile(ino, p.built, d.alloc)
+	return ok
+}
+
+// writeQuotaFile regenerates quota file ino of type t from the usage
+// table (quotaRewritable has said it can).
+func (c *Checker) writeQuotaFile(t quota.Type, ino uint32, dict map[uint32]*quotaUsage) {
+	f := c.fs
+	if ino == 0 || ino > f.InodesCount || c.repair.final == nil {
+		return
+	}
+	p := c.planQuotaFile(t, ino, dict)
 	// quota_inode_init_new, with quota_inode_truncate when the file has a
 	// size.
-	old := c.readFullInode(ino)
-	if old.Size() != 0 && c.hasValidBlocks(old) {
-		c.punchAll(old)
+	if p.old.Size() != 0 && c.hasValidBlocks(p.old) {
+		c.punchAll(p.old, c.lateFreeBlock)
 	}
+	m, ok := c.mapQuotaFile(ino, p.built, c.lateAllocBlock)
+	if !ok {
+		return
+	}
+	bs := uint64(f.BlockSize)
+	buf := make([]byte, f.BlockSize)
+	for i, lblk := range m.lblks {
+		clear(buf)
+		if start := lblk * bs; start < uint64(len(p.built.Data)) {
+			copy(buf, p.built.Data[start:])
+		}
+		c.writeBlock(m.pblks[i], buf)
+	}
+	m.finish()
+	m.n.SetSize(uint64(len(p.built.Data)))
+	m.n.SetBlocks(m.iblocks)
+	c.writeInode(ino, m.n)
+}
+
+// mapQuotaFile builds the new inode and maps the file's blocks in the
+// order they are first written, allocating with alloc.
+func (c *Checker) mapQuotaFile(ino uint32, built *quota.Built, alloc func(uint64) (uint64, bool)) (*quotaMapper, bool) {
 	n := c.newInodeBytes(modeQuotaFile)
 	n.SetLinksCount(1)
 	flags := uint32(flagImmutable)
@@ -78,45 +132,79 @@ func (c *Checker) writeQuotaFile(t quota.Type, ino uint32, dict map[uint32]*quot
 		flags |= ondisk.FlagExtents
 	}
 	n.SetFlags(flags)
-
-	m := &quotaMapper{c: c, ino: ino, n: n}
+	m := &quotaMapper{c: c, ino: ino, n: n, allocFn: alloc}
 	if flags&ondisk.FlagExtents != 0 {
 		m.initExtents()
 	}
-	bs := uint64(f.BlockSize)
-	data := map[uint64]uint64{} // logical block -> physical block
-	var lblks []uint64
+	bs := uint64(c.fs.BlockSize)
+	seen := map[uint64]bool{}
 	for _, qb := range built.Order {
 		lblk := uint64(qb) * quota.BlockSize / bs
-		if _, ok := data[lblk]; ok {
+		if seen[lblk] {
 			continue
 		}
+		seen[lblk] = true
 		pblk, ok := m.mapBlock(lblk)
 		if !ok {
-			break
+			return m, false
 		}
-		data[lblk] = pblk
-		lblks = append(lblks, lblk)
+		m.lblks = append(m.lblks, lblk)
+		m.pblks = append(m.pblks, pblk)
 	}
-	// The file's contents, padded to whole blocks.
-	buf := make([]byte, f.BlockSize)
-	for _, lblk := range lblks {
-		clear(buf)
-		if start := lblk * bs; start < uint64(len(built.Data)) {
-			copy(buf, built.Data[start:])
+	return m, true
+}
+
+// dryAlloc is lateAllocBlock without side effects, over the final bitmap
+// with the old file's clusters freed and the dry run's own allocations
+// taken.
+type dryAlloc struct {
+	c     *Checker
+	taken map[uint64]bool
+	freed []uint64 // sorted
+}
+
+// next returns the first free cluster at or after from (past the end of
+// the filesystem when there is none).
+func (d *dryAlloc) next(from uint64) uint64 {
+	blocks := d.c.repair.final.blocks
+	cl := blocks.NextClear(from)
+	for cl < blocks.Len() && d.taken[cl] {
+		cl = blocks.NextClear(cl + 1)
+	}
+	i, _ := slices.BinarySearch(d.freed, from)
+	for ; i < len(d.freed) && d.freed[i] < cl; i++ {
+		if !d.taken[d.freed[i]] {
+			return d.freed[i]
 		}
-		c.writeBlock(data[lblk], buf)
 	}
-	m.finish()
-	n.SetSize(uint64(len(built.Data)))
-	n.SetBlocks(m.iblocks)
-	c.writeInode(ino, n)
+	return cl
+}
+
+func (d *dryAlloc) alloc(goal uint64) (uint64, bool) {
+	f := d.c.fs
+	if goal == 0 || goal >= f.BlocksCount {
+		goal = f.FirstDataBlock
+	}
+	first := f.ClusterOf(f.FirstDataBlock)
+	last := f.ClusterOf(f.BlocksCount - 1)
+	g := f.ClusterOf(goal)
+	cl := d.next(g)
+	if cl > last {
+		if goal == f.FirstDataBlock {
+			return 0, false
+		}
+		if cl = d.next(first); cl >= g {
+			return 0, false
+		}
+	}
+	d.taken[cl] = true
+	return cl << f.ClusterBits, true
 }
 
 // punchAll frees every block of inode n (data and mapping blocks), as
 // ext2fs_punch(fs, ino, inode, NULL, 0, ~0) does; the inode itself is
 // rewritten by the caller.
-func (c *Checker) punchAll(n ondisk.Inode) {
+func (c *Checker) punchAll(n ondisk.Inode, free func(uint64)) {
 	f := c.fs
 	s := c.newScratch()
 	last := ^uint64(0)
@@ -129,7 +217,7 @@ func (c *Checker) punchAll(n ondisk.Inode) {
 			return
 		}
 		last = cl
-		c.lateFreeBlock(b)
+		free(b)
 	})
 }
 
@@ -146,6 +234,9 @@ type quotaMapper struct {
 	ino     uint32
 	n       ondisk.Inode
 	iblocks uint64 // i_blocks, in 512-byte units
+	allocFn func(goal uint64) (uint64, bool)
+	// The data blocks mapped, in allocation order.
+	lblks, pblks []uint64
 
 	// Extent files: the extents in logical order, and the leaf block once
 	// the in-inode root has been split.
@@ -165,7 +256,7 @@ func (m *quotaMapper) addBlocks() {
 
 // alloc is ext2fs_alloc_block3 with e2fsck's callback after pass 5.
 func (m *quotaMapper) alloc(goal uint64) (uint64, bool) {
-	blk, ok := m.c.lateAllocBlock(goal)
+	blk, ok := m.allocFn(goal)
 	if ok {
 		m.addBlocks()
 	}
@@ -290,8 +381,8 @@ func (m *quotaMapper) setBmap(lblk, pblk uint64) bool {
 		m.leafMax = (f.BlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
 	}
 	if m.leaf != 0 && len(m.extents) >= m.leafMax {
-		// A second leaf would be needed: not done (a quota file this
-		// fragmented needs thousands of free-space holes).
+		// A second leaf would be needed: not done (quotaRewritable
+		// refuses such a rewrite).
 		return false
 	}
 	m.extents = slices.Insert(m.extents, at, qExtent{lblk, pblk, 1})
