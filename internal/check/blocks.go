@@ -25,6 +25,10 @@ type blockWalk struct {
 	maxBlocks      uint64
 	nextLblock     uint64 // extent collision detection
 	iterErr        string // set when the block iteration failed (library message)
+	// setZero and changed are processBlock's answer for the pointer it
+	// was given: clear it in the iterator's copy, and write that copy
+	// (the library's BLOCK_CHANGED).
+	setZero, changed bool
 }
 
 // checkBlocks accounts for every block of an inode and checks sizes
@@ -79,16 +83,25 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 		}
 	}
 	if w.clear {
+		c.clearInode(ino, n, true)
 		return
 	}
-	if flags&ondisk.FlagIndex != 0 {
-		if !c.handleHtree(s, ino, n) {
+	// A fix writes the inode once, at the end (e2fsck's dirty_inode).
+	dirty := false
+	if n.Flags()&ondisk.FlagIndex != 0 {
+		if c.handleHtree(s, ino, n) {
+			n.SetFlags(n.Flags() &^ ondisk.FlagIndex)
+			dirty = true
+		} else {
 			c.dxDirs = append(c.dxDirs, dxDir{ino: ino, numBlocks: uint32(w.lastBlock + 1),
 				hashVersion: s.root.HashVersion, levels: s.root.IndirectLevels})
 		}
 	}
+	flags = n.Flags()
 	if w.numBlocks == 0 && w.isDir && flags&ondisk.FlagInlineData == 0 {
 		if c.fix(problem.Problem{Code: problem.PR_1_ZERO_LENGTH_DIR, Ino: ino, Inode: c.inodeInfo(n)}) {
+			c.clearInode(ino, n, false)
+			c.stats.Dirs--
 			return
 		}
 	}
@@ -139,9 +152,16 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 		if badSize != 7 {
 			num = uint64(w.lastBlock+1) * uint64(f.BlockSize)
 		}
-		c.fix(problem.Problem{Code: problem.PR_1_BAD_I_SIZE, Ino: ino, Num: num, Group: uint32(badSize), Inode: c.inodeInfo(n)})
+		if c.fix(problem.Problem{Code: problem.PR_1_BAD_I_SIZE, Ino: ino, Num: num, Group: uint32(badSize), Inode: c.inodeInfo(n)}) {
+			c.setInodeSize(n, num)
+			if n.Size() == 0 && n.Flags()&ondisk.FlagInlineData != 0 {
+				clear(n.IBlock())
+				n.SetFlags(n.Flags() &^ ondisk.FlagInlineData)
+			}
+			dirty = true
+		}
 	}
-	if w.isReg && size >= 0x80000000 {
+	if w.isReg && n.Size() >= 0x80000000 {
 		c.stats.LargeFiles++
 	}
 	iblocks := uint64(n.BlocksLo())
@@ -150,11 +170,27 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 	}
 	if sb.CreatorOS() != ondisk.OSHurd && (w.numBlocks != iblocks ||
 		(sb.HasRoCompat(ondisk.RoCompatHugeFile) && flags&ondisk.FlagHugeFile != 0 && n.BlocksHi() != 0)) {
-		c.fix(problem.Problem{Code: problem.PR_1_BAD_I_BLOCKS, Ino: ino, Num: w.numBlocks, Inode: c.inodeInfo(n)})
+		if c.fix(problem.Problem{Code: problem.PR_1_BAD_I_BLOCKS, Ino: ino, Num: w.numBlocks, Inode: c.inodeInfo(n)}) {
+			n.SetBlocks(w.numBlocks)
+			dirty = true
+		}
+	}
+	iblocks = uint64(n.BlocksLo())
+	if sb.HasRoCompat(ondisk.RoCompatHugeFile) {
+		iblocks |= uint64(n.BlocksHi()) << 32
 	}
 	if sb.HasRoCompat(ondisk.RoCompatBigalloc) && (w.isReg || w.isDir) && iblocks > 0 &&
-		(ino == ondisk.RootIno || ino >= f.FirstIno) && flags&(ondisk.FlagExtents|ondisk.FlagInlineData) == 0 {
+		(ino == ondisk.RootIno || ino >= f.FirstIno) && n.Flags()&(ondisk.FlagExtents|ondisk.FlagInlineData) == 0 {
 		c.fix(problem.Problem{Code: problem.PR_1_NO_BIGALLOC_BLOCKMAP_FILES, Ino: ino, Inode: c.inodeInfo(n)})
+	}
+	// Large linear directories are rebuilt as indexes in pass 3A when the
+	// run may write (e2fsck's dirs_to_hash).
+	if w.isDir && c.repairing() && sb.HasCompat(ondisk.CompatDirIndex) && n.Flags()&ondisk.FlagIndex == 0 &&
+		(c.p1.lostFound == 0 || c.p1.lostFound != ino) && uint64(uint32(n.Size()))/uint64(f.BlockSize) >= 3 {
+		c.setRehash(ino)
+	}
+	if dirty {
+		c.putInode(ino, n)
 	}
 }
 
@@ -182,8 +218,19 @@ func (c *Checker) inlineBlocks(w *blockWalk) {
 // the blocks it maps.
 func (c *Checker) mappedBlocks(s *inodeScratch, w *blockWalk) {
 	n := w.n
+	changed := false // a pointer in i_block was cleared (BLOCK_CHANGED)
+	defer func() {
+		if changed {
+			// The library writes its copy of the inode; e2fsck rereads it.
+			c.putInode(w.ino, n)
+		}
+	}()
 	for i := 0; i < 12; i++ {
 		c.processBlock(w, uint64(n.Block(i)), int64(i), 0)
+		if w.setZero {
+			setIBlock(n, i, 0)
+			changed = changed || w.changed
+		}
 		if w.clear {
 			return
 		}
@@ -197,7 +244,11 @@ func (c *Checker) mappedBlocks(s *inodeScratch, w *blockWalk) {
 		}
 		blk := uint64(n.Block(11 + level))
 		if blk != 0 {
-			c.walkIndirect(s, w, blk, level, base, -int64(level), 0)
+			zero, ch := c.walkIndirect(s, w, blk, level, base, -int64(level), 0)
+			if zero {
+				setIBlock(n, 11+level, 0)
+			}
+			changed = changed || ch
 			if w.clear {
 				return
 			}
@@ -210,10 +261,15 @@ func (c *Checker) mappedBlocks(s *inodeScratch, w *blockWalk) {
 // mapped logical block is base; metaCount is the BLOCK_COUNT_* value
 // (-1, -2, -3) reported for the indirect block itself. Like e2fsck's
 // iterator, a bad indirect pointer that is not fixed makes the iteration
-// fail at the end, but the other pointers are still walked.
-func (c *Checker) walkIndirect(s *inodeScratch, w *blockWalk, blk uint64, level int, base, metaCount int64, ref uint64) {
+// fail at the end, but the other pointers are still walked. It returns
+// whether the pointer to the block is to be cleared in its parent, and
+// whether that change is to be written (BLOCK_CHANGED). Cleared pointers
+// inside the block are written back with it.
+func (c *Checker) walkIndirect(s *inodeScratch, w *blockWalk, blk uint64, level int, base, metaCount int64, ref uint64) (zero, changed bool) {
 	f := c.fs
-	if !c.processBlock(w, blk, metaCount, ref) || w.clear {
+	ok := c.processBlock(w, blk, metaCount, ref)
+	zero, changed = w.setZero, w.changed
+	if !ok || w.clear {
 		return
 	}
 	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
@@ -230,20 +286,31 @@ func (c *Checker) walkIndirect(s *inodeScratch, w *blockWalk, blk uint64, level 
 	for k := 1; k < level; k++ {
 		span *= perBlock
 	}
+	dirty := false
 	for i := int64(0); i < perBlock; i++ {
 		child := uint64(binary.LittleEndian.Uint32(buf[4*i:]))
 		if child == 0 {
 			continue
 		}
+		var z, ch bool
 		if level == 1 {
 			c.processBlock(w, child, base+i, blk)
+			z, ch = w.setZero, w.changed
 		} else {
-			c.walkIndirect(s, w, child, level-1, base+i*span, metaCount+1, blk)
+			z, ch = c.walkIndirect(s, w, child, level-1, base+i*span, metaCount+1, blk)
 		}
+		if z {
+			binary.LittleEndian.PutUint32(buf[4*i:], 0)
+		}
+		dirty = dirty || ch
 		if w.clear {
-			return
+			break
 		}
 	}
+	if dirty {
+		c.writeBlock(blk, buf)
+	}
+	return
 }
 
 // indirectErr is the library message for an unusable indirect block.
@@ -260,6 +327,7 @@ func (c *Checker) processBlock(w *blockWalk, blk uint64, blockcnt int64, ref uin
 		w.lastDBBlock = 0
 		return false
 	}
+	w.setZero, w.changed = false, false
 	if blk == 0 {
 		return false
 	}
@@ -288,6 +356,8 @@ func (c *Checker) processBlock(w *blockWalk, blk uint64, blockcnt int64, ref uin
 	if code != 0 {
 		w.numIllegal++
 		if w.ino != ondisk.ResizeIno && ref != 0 && c.blockMeta.Test(f.ClusterOf(ref)) {
+			// Cleared in the iterator's copy only, not written.
+			w.setZero = true
 			return false
 		}
 		if !w.suppress && w.numIllegal%12 == 0 {
@@ -300,6 +370,7 @@ func (c *Checker) processBlock(w *blockWalk, blk uint64, blockcnt int64, ref uin
 			}
 		}
 		if c.fix(problem.Problem{Code: code, Ino: w.ino, Blk: blk, BlkCount: blockcnt, Inode: c.inodeInfo(w.n)}) {
+			w.setZero, w.changed = true, true
 			if code != problem.PR_1_TOOBIG_DIR {
 				c.markDirBlock(w, 0, blockcnt)
 			}

@@ -194,6 +194,8 @@ type Checker struct {
 	eaInodeRefs map[uint32]uint64
 	// repair is the write-side state shared with worker shards.
 	repair *repairState
+	// p1 is a pass-1 unit's repair state (pass1_repair.go).
+	p1 p1State
 }
 
 // ErrAborted is returned when a fatal problem stopped the check.

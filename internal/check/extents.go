@@ -1,6 +1,8 @@
 package check
 
 import (
+	"encoding/binary"
+
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -23,6 +25,10 @@ type extentScan struct {
 	// (l >= 1; the root lives in the inode). Going down to a block that
 	// is already on the path is a cycle, as the library reports.
 	path [maxExtentDepthCount + 8]uint64
+	// cur[l] is the entry of node l being examined, and hlevel the level
+	// the library's extent handle is on (repairs move it).
+	cur    [maxExtentDepthCount + 8]int
+	hlevel int
 	// last extent context for messages
 	p               problem.Problem
 	err             string // set when the walk failed (library op + message)
@@ -36,7 +42,9 @@ func (c *Checker) extentBlocks(s *inodeScratch, w *blockWalk) {
 	n := w.n
 	root := ondisk.ExtentHeader(n.IBlock())
 	if root.Verify() != nil {
-		c.fix(problem.Problem{Code: problem.PR_1_MISSING_EXTENT_HEADER, Ino: w.ino, Inode: c.inodeInfo(n)})
+		if c.fix(problem.Problem{Code: problem.PR_1_MISSING_EXTENT_HEADER, Ino: w.ino, Inode: c.inodeInfo(n)}) {
+			c.clearInode(w.ino, n, false)
+		}
 		return
 	}
 	depth := int(root.Depth())
@@ -53,8 +61,12 @@ func (c *Checker) extentBlocks(s *inodeScratch, w *blockWalk) {
 	if x.err != "" {
 		p := problem.Problem{Code: problem.PR_1_EXTENT_ITERATE_FAILURE, Ino: w.ino, Str: x.op, Blk: x.errBlk, Blk2: x.errLblk, Err: x.err, Inode: c.inodeInfo(n)}
 		if c.fix(p) {
-			w.clear = true
-			return
+			// The inode is cleared and the check restarts (check_blocks
+			// sees nothing more to do for it).
+			w.numBlocks = 0
+			n.SetBlocks(uint64(n.BlocksHi()) << 32)
+			c.clearInode(w.ino, n, true)
+			x.err = ""
 		}
 	}
 	c.shouldRebuildExtents(x)
@@ -84,11 +96,16 @@ func log2(v uint64) int {
 // depth from the root; start/end bound the logical range its parent gave.
 // nodeEnd is the exclusive logical end the library assigns the node (used
 // to compute the length of its last index entry, in 32-bit arithmetic).
+//
+// On "yes" to an extent problem the entry is deleted (extentDelete) and
+// the entry that moved into its place is examined next; the walk still
+// makes as many steps as the node had entries, as e2fsck's does.
 func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int, start, end, nodeEnd uint64, tryRepairs, failedCsum bool) {
 	f := c.fs
 	w := x.w
 	entries := int(h.Entries())
 	isLeaf := level == x.maxDepth
+	x.hlevel = level
 	if level < maxExtentDepthCount {
 		l := &x.levels[level]
 		l.num += int64(entries)
@@ -98,21 +115,26 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 		}
 	}
 	p := &x.p
-	for i := 0; i < entries; i++ {
+	pos := 0 // the entry examined; a deletion moves the next one here
+	for step := 0; step < entries; step, pos = step+1, pos+1 {
+		if pos >= int(h.Entries()) {
+			break
+		}
+		x.cur[level] = pos
 		var lblk, pblk uint64
 		var length uint64
 		var uninit bool
 		if isLeaf {
-			e := h.Leaf(i)
+			e := h.Leaf(pos)
 			lblk, pblk, length, uninit = uint64(e.Lblk), e.Pblk, uint64(e.Len), e.Uninit
 		} else {
-			e := h.Idx(i)
+			e := h.Idx(pos)
 			lblk, pblk = uint64(e.Lblk), e.Leaf
 			// An index covers up to the next index's start (or the node's
 			// end), computed in 32 bits as the library does.
 			endBlk := uint32(nodeEnd)
-			if i+1 < entries {
-				endBlk = h.Idx(i + 1).Lblk
+			if pos+1 < int(h.Entries()) {
+				endBlk = h.Idx(pos + 1).Lblk
 			}
 			length = uint64(endBlk - uint32(lblk))
 		}
@@ -144,13 +166,26 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 		if tryRepairs && w.isDir && code == 0 && uninit {
 			q := *p
 			q.Code = problem.PR_1_UNINIT_DBLOCK
-			c.fixInode(q, w.n)
+			if c.fixInode(q, w.n) {
+				// The flag goes; the entry is rewritten.
+				le := h[ondisk.ExtentHeaderSize+pos*ondisk.ExtentEntrySize:]
+				binary.LittleEndian.PutUint16(le[4:], uint16(length))
+				uninit = false
+				c.writeExtentNode(x, level)
+				failedCsum = false
+			}
 		}
 		if tryRepairs && code != 0 {
 			q := *p
 			q.Code = code
-			c.fixInode(q, w.n)
-			// Declined (or fixed): the extent is skipped either way.
+			if c.fixInode(q, w.n) && !c.invalidBitmaps {
+				if c.extentRemove(x, level, pos) {
+					return
+				}
+				failedCsum = false
+				pos-- // the next entry moved here
+			}
+			// Declined: the extent is skipped.
 			continue
 		}
 		if !isLeaf {
@@ -185,7 +220,13 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 				q := *p
 				q.Code = problem.PR_1_EXTENT_HEADER_INVALID
 				q.Str = "EXT2_EXTENT_DOWN"
-				c.fixInode(q, w.n)
+				if c.fixInode(q, w.n) && !c.invalidBitmaps {
+					if c.extentRemove(x, level, pos) {
+						return
+					}
+					failedCsum = false
+					pos--
+				}
 				continue
 			}
 			if child.Entries() == 0 {
@@ -204,12 +245,23 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 				first = uint64(child.Idx(0).Lblk)
 			}
 			if first != lblk {
-				c.fix(problem.Problem{Code: problem.PR_1_EXTENT_INDEX_START_INVALID, Ino: w.ino, Blk: lblk, Blk2: first, Num: uint64(level), Inode: c.inodeInfo(w.n)})
+				x.cur[level+1] = 0
+				if c.fix(problem.Problem{Code: problem.PR_1_EXTENT_INDEX_START_INVALID, Ino: w.ino, Blk: lblk, Blk2: first, Num: uint64(level), Inode: c.inodeInfo(w.n)}) {
+					c.extentFixParents(x, level+1)
+				}
 			}
 			c.scanExtentNode(x, child, level+1, first, lastLblk, lastLblk+1, next, childCsumBad)
 			if x.err != "" {
 				return
 			}
+			if x.hlevel != level+1 {
+				// The child was emptied and removed: the library's handle
+				// is on this node already, and going up from it fails at
+				// the root (the walk then stops with an error).
+				x.err, x.op, x.errBlk, x.errLblk = "No 'up' extent", "EXT2_EXTENT_UP", p.Blk, p.Blk2
+				return
+			}
+			x.hlevel = level
 			c.markBlockUsed(pblk)
 			w.numBlocks++
 			continue
@@ -265,7 +317,99 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 	if failedCsum {
 		q := *p
 		q.Code = problem.PR_1_EXTENT_ONLY_CSUM_INVALID
-		c.fixInode(q, w.n)
+		if c.fixInode(q, w.n) {
+			// The node is rewritten as it is, with a new checksum.
+			c.writeExtentNode(x, level)
+		}
+	}
+}
+
+// extentNode returns node l of the walk: the root in the inode, or the
+// block read for level l.
+func (x *extentScan) node(l int) ondisk.ExtentHeader {
+	if l == 0 {
+		return ondisk.ExtentHeader(x.w.n.IBlock())
+	}
+	return ondisk.ExtentHeader(x.s.levels[l])
+}
+
+// writeExtentNode writes node l (update_path): the root by writing the
+// inode, a block with its checksum recomputed.
+func (c *Checker) writeExtentNode(x *extentScan, l int) {
+	w := x.w
+	if l == 0 {
+		c.putInode(w.ino, w.n)
+		return
+	}
+	buf := x.s.levels[l]
+	if c.fs.MetadataCsum {
+		h := ondisk.ExtentHeader(buf)
+		if sum, _, ok := ondisk.ExtentBlockChecksum(buf, c.fs.CsumSeed, w.ino, w.n.Generation()); ok {
+			binary.LittleEndian.PutUint32(buf[ondisk.ExtentHeaderSize+int(h.Max())*ondisk.ExtentEntrySize:], sum)
+		}
+	}
+	c.writeBlock(x.path[l], buf)
+}
+
+// extentRemove is e2fsck's answer to a bad extent: ext2fs_extent_delete
+// then ext2fs_extent_fix_parents. It returns true when the node was
+// emptied and removed (its walk ends).
+func (c *Checker) extentRemove(x *extentScan, level, pos int) bool {
+	emptied := c.extentDelete(x, level, pos)
+	c.extentFixParents(x, x.hlevel)
+	return emptied
+}
+
+// extentDelete deletes entry pos of node l. A non-root node left empty is
+// removed from its parent (recursively), its block freed and the inode's
+// i_blocks lowered; the handle is then on the parent (x.hlevel). An empty
+// root becomes a leaf.
+func (c *Checker) extentDelete(x *extentScan, l, pos int) bool {
+	h := x.node(l)
+	n := int(h.Entries())
+	if pos < 0 || pos >= n {
+		return false
+	}
+	const hs, es = ondisk.ExtentHeaderSize, ondisk.ExtentEntrySize
+	if pos < n-1 {
+		copy(h[hs+pos*es:], h[hs+(pos+1)*es:hs+n*es])
+	} else {
+		x.cur[l] = pos - 1
+	}
+	n--
+	if n == 0 && l > 0 {
+		x.hlevel = l - 1
+		c.extentDelete(x, l-1, x.cur[l-1])
+		w := x.w
+		subIBlocks(w.n, uint32(uint64(c.fs.BlockSize)<<c.fs.ClusterBits/512))
+		c.putInode(w.ino, w.n)
+		c.blockAllocStatsFree(x.path[l])
+		return true
+	}
+	binary.LittleEndian.PutUint16(h[2:], uint16(n))
+	if n == 0 && l == 0 {
+		binary.LittleEndian.PutUint16(h[6:], 0) // eh_depth
+	}
+	c.writeExtentNode(x, l)
+	return false
+}
+
+// extentFixParents is ext2fs_extent_fix_parents from the current entry of
+// node l: while that entry is the first of its node, the index above it
+// gets its logical start.
+func (c *Checker) extentFixParents(x *extentScan, l int) {
+	if l < 0 || x.cur[l] < 0 || x.cur[l] >= int(x.node(l).Entries()) {
+		return
+	}
+	start := binary.LittleEndian.Uint32(x.node(l)[ondisk.ExtentHeaderSize+x.cur[l]*ondisk.ExtentEntrySize:])
+	for l > 0 && x.cur[l] == 0 {
+		l--
+		e := x.node(l)[ondisk.ExtentHeaderSize+x.cur[l]*ondisk.ExtentEntrySize:]
+		if binary.LittleEndian.Uint32(e) == start {
+			break
+		}
+		binary.LittleEndian.PutUint32(e, start)
+		c.writeExtentNode(x, l)
 	}
 }
 

@@ -22,6 +22,13 @@ func (c *Checker) checkInodeExtraSpace(ino uint32, n ondisk.Inode) uint64 {
 		if !c.fix(problem.Problem{Code: problem.PR_1_EXTRA_ISIZE, Ino: ino, Inode: c.inodeInfo(n)}) {
 			return 0
 		}
+		if e < minExtra || e > maxExtra {
+			e = int(c.sb.WantExtraIsize())
+		} else {
+			e = (e + 3) &^ 3
+		}
+		binary.LittleEndian.PutUint16(n[ondisk.GoodOldInodeSize:], uint16(e))
+		c.putInode(ino, n)
 	}
 	if e >= maxExtra-4 {
 		return 0
@@ -45,7 +52,22 @@ func (c *Checker) checkInodeExtraSpace(ino uint32, n ondisk.Inode) uint64 {
 			crtime = binary.LittleEndian.Uint32(n[0x90:])
 		}
 		if neg(n.Atime(), ae, aok) || neg(n.Ctime(), ce, cok) || neg(crtime, re, rok) || neg(n.Mtime(), me, mok) {
-			c.fix(problem.Problem{Code: problem.PR_1_EA_TIME_OUT_OF_RANGE, Ino: ino, Inode: c.inodeInfo(n)})
+			if !c.fix(problem.Problem{Code: problem.PR_1_EA_TIME_OUT_OF_RANGE, Ino: ino, Inode: c.inodeInfo(n)}) {
+				return quota
+			}
+			// The epoch bits of each bad time are cleared (i_ctime_extra
+			// 0x84, i_mtime_extra 0x88, i_atime_extra 0x8C,
+			// i_crtime_extra 0x94).
+			fixExtra := func(off int, base uint32, extra uint32, ok bool) {
+				if neg(base, extra, ok) {
+					binary.LittleEndian.PutUint32(n[off:], extra&^3)
+				}
+			}
+			fixExtra(0x8C, n.Atime(), ae, aok)
+			fixExtra(0x84, n.Ctime(), ce, cok)
+			fixExtra(0x94, crtime, re, rok)
+			fixExtra(0x88, n.Mtime(), me, mok)
+			c.putInode(ino, n)
 		}
 	}
 	return quota
@@ -66,6 +88,7 @@ func (c *Checker) checkEAInInode(ino uint32, n ondisk.Inode, area []byte) uint64
 	var code problem.Code
 	var num uint64
 	var quota uint64
+	var refs []uint32 // EA inodes counted as referenced
 	off := 0
 	for {
 		if off+4 > len(entries) {
@@ -118,6 +141,9 @@ func (c *Checker) checkEAInInode(ino uint32, n ondisk.Inode, area []byte) uint64
 			}
 			remain -= int(e.ValueSize)
 		} else {
+			if e.ValueInum >= c.fs.FirstIno && e.ValueInum <= c.fs.InodesCount {
+				refs = append(refs, e.ValueInum)
+			}
 			q, pc, pn := c.checkEAInodeRef(ino, e)
 			if pc != 0 {
 				code, num = pc, pn
@@ -127,8 +153,13 @@ func (c *Checker) checkEAInInode(ino uint32, n ondisk.Inode, area []byte) uint64
 		}
 		off += e.EntryBytes
 	}
-	if code != 0 {
-		c.fix(problem.Problem{Code: code, Ino: ino, Num: num, Inode: c.inodeInfo(n)})
+	if code != 0 && c.fix(problem.Problem{Code: code, Ino: ino, Num: num, Inode: c.inodeInfo(n)}) {
+		// Every attribute in the inode goes: the area's magic is zeroed,
+		// and the EA inodes it named are not referenced.
+		clear(area[:4])
+		c.putInode(ino, n)
+		c.dropEAInodeRefs(refs)
+		return 0
 	}
 	return quota
 }

@@ -72,6 +72,7 @@ func (c *Checker) pass1(ctx context.Context) error {
 	c.initQuota()
 
 	c.markGroupMetadata()
+	c.pass1RepairSetup()
 	c.readBadBlocksList(c.newScratch())
 	if len(c.badBlocks) > 0 {
 		c.inodeBB = bitmap.New(n)
@@ -210,6 +211,7 @@ func (c *Checker) mergePass1Unit(i int, w *Checker) bool {
 	c.stats.add(&w.stats)
 	c.dupCount += w.dupCount
 	c.abort = c.abort || w.abort
+	c.p1.restart = c.p1.restart || w.p1.restart
 	return c.sink.Aborted() || c.abort
 }
 
@@ -338,147 +340,201 @@ func (c *Checker) markBlocksUsed(blk, n uint64) {
 	}
 }
 
-// isReservedQuota reports whether ino is one of the reserved quota inodes.
-func isReservedQuota(ino uint32) bool {
-	return ino == ondisk.UsrQuotaIno || ino == ondisk.GrpQuotaIno
+// isReservedQuota reports whether ino is one of the reserved quota inodes
+// (quota_inum_is_reserved): 3, 4 and the project quota inode.
+func (c *Checker) isReservedQuota(ino uint32) bool {
+	return ino == ondisk.UsrQuotaIno || ino == ondisk.GrpQuotaIno || (ino != 0 && ino == c.sb.PrjQuotaInum())
+}
+
+// isSuperQuota reports whether the superblock names ino as a quota file
+// (quota_inum_is_super).
+func (c *Checker) isSuperQuota(ino uint32) bool {
+	sb := c.sb
+	return ino == sb.UsrQuotaInum() || ino == sb.GrpQuotaInum() || ino == sb.PrjQuotaInum()
 }
 
 // checkInode is e2fsck's per-inode loop body (pass 1), for one inode.
+// On "yes" answers it fixes n in place and writes it as e2fsck does; the
+// later checks see the fixed inode.
 func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbage, failedCsum bool) {
 	f := c.fs
 	sb := c.sb
-	p := func(code problem.Code) problem.Problem {
+	c.p1.wrote = false
+	pr := func(code problem.Code) problem.Problem {
 		return problem.Problem{Code: code, Ino: ino, Inode: c.inodeInfo(n)}
-	}
-	if garbage && n.LinksCount() > 0 {
-		if c.fix(p(problem.PR_1_INODE_IS_GARBAGE)) {
-			return
-		}
 	}
 	if garbage {
 		failedCsum = true
+		if n.LinksCount() > 0 && c.fix(pr(problem.PR_1_INODE_IS_GARBAGE)) {
+			c.clearInode(ino, n, false)
+			failedCsum = false
+		}
 	}
 
 	// Remnants of an orphan list: dtime holding an inode number.
 	if n.Dtime() != 0 && c.lowDtimeCheck() && n.Dtime() < sb.InodesCount() {
-		c.fix(p(problem.PR_1_LOW_DTIME))
+		if c.fix(pr(problem.PR_1_LOW_DTIME)) {
+			if n.LinksCount() != 0 {
+				n.SetDtime(0)
+			} else {
+				n.SetDtime(c.p1Now())
+			}
+			c.putInode(ino, n)
+		}
 	}
 	if n.LinksCount() != 0 {
 		c.linkInfo.Set(ino, n.LinksCount())
-	} else if ino >= f.FirstIno && !isReservedQuota(ino) {
+	} else if ino >= f.FirstIno && !c.isReservedQuota(ino) {
 		if n.Dtime() == 0 && n.Mode() != 0 {
-			c.fix(p(problem.PR_1_ZERO_DTIME))
+			if c.fix(pr(problem.PR_1_ZERO_DTIME)) {
+				n.SetDtime(c.p1Now())
+				c.putInode(ino, n)
+			}
 		}
 		c.finishInode(ino, n, failedCsum)
 		return
 	}
 
-	flags := n.Flags()
 	casefoldFS := sb.HasIncompat(ondisk.IncompatCasefold)
-	if flags&ondisk.FlagCasefold != 0 {
+	if n.Flags()&ondisk.FlagCasefold != 0 {
 		// e2fsck asks the second question when the first is declined.
-		if !(!n.IsDir() && c.fix(p(problem.PR_1_CASEFOLD_NONDIR))) && !casefoldFS {
-			c.fix(p(problem.PR_1_CASEFOLD_FEATURE))
+		if (!n.IsDir() && c.fix(pr(problem.PR_1_CASEFOLD_NONDIR))) ||
+			(!casefoldFS && c.fix(pr(problem.PR_1_CASEFOLD_FEATURE))) {
+			n.SetFlags(n.Flags() &^ ondisk.FlagCasefold)
+			c.putInode(ino, n)
 		}
 	}
 
 	inlineFS := sb.HasIncompat(ondisk.IncompatInlineData)
 	extentFS := sb.HasIncompat(ondisk.IncompatExtents)
-	if flags&ondisk.FlagInlineData != 0 && flags&ondisk.FlagExtents != 0 {
+	if n.Flags()&ondisk.FlagInlineData != 0 && n.Flags()&ondisk.FlagExtents != 0 {
 		if !c.inlineAndExtents(ino, n) {
 			return
 		}
 	}
-	if flags&ondisk.FlagInlineData != 0 && !inlineFS && ino >= f.FirstIno {
-		if _, ok := c.inlineDataSize(n); !(ok && c.fix(p(problem.PR_1_INLINE_DATA_FEATURE))) {
-			if c.fix(p(problem.PR_1_INLINE_DATA_SET)) {
-				return
-			}
+	if n.Flags()&ondisk.FlagInlineData != 0 && !inlineFS && ino >= f.FirstIno {
+		if _, ok := c.inlineDataSize(n); ok && c.fix(pr(problem.PR_1_INLINE_DATA_FEATURE)) {
+			c.setIncompat(ondisk.IncompatInlineData)
+			inlineFS = true
+		} else if c.fix(pr(problem.PR_1_INLINE_DATA_SET)) {
+			c.clearInode(ino, n, false)
+			return
 		}
 	}
-	if flags&ondisk.FlagInlineData != 0 && inlineFS && ino >= f.FirstIno {
+	if n.Flags()&ondisk.FlagInlineData != 0 && inlineFS && ino >= f.FirstIno {
 		if _, ok := c.inlineDataSize(n); !ok {
-			c.fix(p(problem.PR_1_INLINE_DATA_NO_ATTR))
+			if c.fix(pr(problem.PR_1_INLINE_DATA_NO_ATTR)) {
+				c.setInodeSize(n, 0)
+				n.SetFlags(n.Flags() &^ ondisk.FlagInlineData)
+				clear(n.IBlock())
+				c.putInode(ino, n)
+			}
 		}
 	}
 	linkedOrSpecial := n.LinksCount() != 0 || ino == ondisk.BadBlocksIno || ino == ondisk.RootIno || ino == ondisk.JournalIno
-	if flags&ondisk.FlagExtents != 0 && !extentFS && linkedOrSpecial {
-		if !(ondisk.ExtentHeader(n.IBlock()).Verify() == nil && c.fix(p(problem.PR_1_EXTENT_FEATURE))) {
-			if c.fix(p(problem.PR_1_EXTENTS_SET)) {
-				return
+	if n.Flags()&ondisk.FlagExtents != 0 && !extentFS && linkedOrSpecial {
+		if ondisk.ExtentHeader(n.IBlock()).Verify() == nil && c.fix(pr(problem.PR_1_EXTENT_FEATURE)) {
+			c.setIncompat(ondisk.IncompatExtents)
+			extentFS = true
+		} else if c.fix(pr(problem.PR_1_EXTENTS_SET)) {
+			c.clearInode(ino, n, false)
+			if ino == ondisk.BadBlocksIno {
+				c.inodeUsed.Set(uint64(ino))
 			}
+			return
 		}
 	}
-	if extentFS && flags&ondisk.FlagExtents == 0 && linkedOrSpecial && (n.IsReg() || n.IsDir()) {
-		if ondisk.ExtentHeader(n.IBlock()).Verify() == nil {
-			c.fix(p(problem.PR_1_UNSET_EXTENT_FL))
+	if extentFS && n.Flags()&ondisk.FlagExtents == 0 && linkedOrSpecial && (n.IsReg() || n.IsDir()) {
+		if ondisk.ExtentHeader(n.IBlock()).Verify() == nil && c.fix(pr(problem.PR_1_UNSET_EXTENT_FL)) {
+			n.SetFlags(n.Flags() | ondisk.FlagExtents)
+			c.putInode(ino, n)
 		}
 	}
 
 	switch {
 	case ino == ondisk.BadBlocksIno:
 		if failedCsum || n.Mode() != 0 || n.UID() != 0 || n.GID() != 0 || n.LinksCount() != 0 ||
-			flags&ondisk.FlagInlineData != 0 || n.FileACL(sb.Is64bit()) != 0 {
-			c.fix(p(problem.PR_1_INVALID_BAD_INODE))
+			n.Flags()&ondisk.FlagInlineData != 0 || n.FileACL(sb.Is64bit()) != 0 {
+			if c.fix(pr(problem.PR_1_INVALID_BAD_INODE)) {
+				clear(n[:ondisk.GoodOldInodeSize])
+				c.putInode(ino, n)
+				failedCsum = false
+			}
 		}
 		c.inodeUsed.Set(uint64(ino))
-		if failedCsum {
+		if failedCsum && !c.p1.wrote {
 			// The library's block iterator rereads inode 1 with a
 			// checked read, which fails: e2fsck stops (a fatal problem).
 			c.fix(problem.Problem{Code: problem.PR_1_BLOCK_ITERATE, Ino: ino, Err: "Inode checksum does not match inode"})
 			return
 		}
 		c.checkBadBlocksInode(s, ino, n)
+		if !c.abort {
+			c.finishInode(ino, n, failedCsum)
+		}
 		return
 	case ino == ondisk.RootIno:
 		if !n.IsDir() {
-			if c.fix(p(problem.PR_1_ROOT_NO_DIR)) {
+			if c.fix(pr(problem.PR_1_ROOT_NO_DIR)) {
+				c.clearInode(ino, n, false)
 				return
 			}
 		}
 		if n.Dtime() != 0 && n.LinksCount() != 0 {
-			c.fix(p(problem.PR_1_ROOT_DTIME))
+			if c.fix(pr(problem.PR_1_ROOT_DTIME)) {
+				n.SetDtime(0)
+				c.putInode(ino, n)
+			}
 		}
 	case ino == ondisk.JournalIno:
 		c.inodeUsed.Set(uint64(ino))
 		if sb.JournalInum() == ondisk.JournalIno {
-			if !n.IsReg() {
-				c.fix(p(problem.PR_1_JOURNAL_BAD_MODE))
+			if !n.IsReg() && c.fix(pr(problem.PR_1_JOURNAL_BAD_MODE)) {
+				n.SetMode(ondisk.SIFREG)
+				c.putInode(ino, n)
 			}
 			c.checkBlocks(s, ino, n, 0)
 			c.finishInode(ino, n, failedCsum)
 			return
 		}
 		if n.LinksCount() != 0 || n.BlocksLo() != 0 || n.Block(0) != 0 {
-			c.fix(p(problem.PR_1_JOURNAL_INODE_NOT_CLEAR))
+			if c.fix(pr(problem.PR_1_JOURNAL_INODE_NOT_CLEAR)) {
+				c.zeroInode(ino, n)
+			}
 		}
 		// Declined: e2fsck goes on with the general checks below.
-	case isReservedQuota(ino):
+	case c.isReservedQuota(ino):
 		c.inodeUsed.Set(uint64(ino))
-		if sb.HasRoCompat(ondisk.RoCompatQuota) && (sb.UsrQuotaInum() == ino || sb.GrpQuotaInum() == ino) {
-			if !n.IsReg() {
-				c.fix(p(problem.PR_1_QUOTA_BAD_MODE))
+		if sb.HasRoCompat(ondisk.RoCompatQuota) && c.isSuperQuota(ino) {
+			if !n.IsReg() && c.fix(pr(problem.PR_1_QUOTA_BAD_MODE)) {
+				n.SetMode(ondisk.SIFREG)
+				c.putInode(ino, n)
 			}
 			c.checkBlocks(s, ino, n, 0)
 			c.finishInode(ino, n, failedCsum)
 			return
 		}
 		if n.LinksCount() != 0 || n.BlocksLo() != 0 || n.Block(0) != 0 {
-			c.fix(p(problem.PR_1_QUOTA_INODE_NOT_CLEAR))
+			if c.fix(pr(problem.PR_1_QUOTA_INODE_NOT_CLEAR)) {
+				c.zeroInode(ino, n)
+			}
 		}
 		// Declined: e2fsck goes on with the general checks below.
 	case ino == sb.OrphanFileInum() && ino != 0:
 		c.inodeUsed.Set(uint64(ino))
 		if sb.HasCompat(ondisk.CompatOrphanFile) {
-			if !n.IsReg() {
-				c.fix(p(problem.PR_1_ORPHAN_FILE_BAD_MODE))
+			if !n.IsReg() && c.fix(pr(problem.PR_1_ORPHAN_FILE_BAD_MODE)) {
+				n.SetMode(ondisk.SIFREG)
+				c.putInode(ino, n)
 			}
 			c.checkBlocks(s, ino, n, 0)
 			c.finishInode(ino, n, failedCsum)
 			return
 		}
 		if n.LinksCount() != 0 || n.BlocksLo() != 0 || n.Block(0) != 0 {
-			c.fix(p(problem.PR_1_ORPHAN_FILE_NOT_CLEAR))
+			if c.fix(pr(problem.PR_1_ORPHAN_FILE_NOT_CLEAR)) {
+				c.zeroInode(ino, n)
+			}
 		}
 		// Declined: e2fsck goes on with the general checks below.
 	case ino < f.FirstIno:
@@ -492,8 +548,9 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 		default:
 			bad = n.Mode() != 0
 		}
-		if bad {
-			c.fix(p(problem.PR_1_RESERVED_BAD_MODE))
+		if bad && c.fix(pr(problem.PR_1_RESERVED_BAD_MODE)) {
+			n.SetMode(0)
+			c.putInode(ino, n)
 		}
 		c.checkBlocks(s, ino, n, 0)
 		c.finishInode(ino, n, failedCsum)
@@ -505,7 +562,10 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 		return
 	}
 	if n.Dtime() != 0 {
-		c.fix(p(problem.PR_1_SET_DTIME))
+		if c.fix(pr(problem.PR_1_SET_DTIME)) {
+			n.SetDtime(0)
+			c.putInode(ino, n)
+		}
 	}
 	c.inodeUsed.Set(uint64(ino))
 
@@ -524,17 +584,24 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 	if !hurd && !sb.HasRoCompat(ondisk.RoCompatHugeFile) && n.BlocksHi() != 0 {
 		c.inodeBad.Set(uint64(ino))
 	}
-	if flags&ondisk.FlagImagic != 0 && !sb.HasCompat(ondisk.CompatImagicInodes) {
-		c.fix(p(problem.PR_1_SET_IMAGIC))
+	if n.Flags()&ondisk.FlagImagic != 0 && !sb.HasCompat(ondisk.CompatImagicInodes) {
+		if c.fix(pr(problem.PR_1_SET_IMAGIC)) {
+			n.SetFlags(n.Flags() &^ ondisk.FlagImagic)
+			c.putInode(ino, n)
+		}
 	}
 
 	eaQuota := c.checkInodeExtraSpace(ino, n)
 	c.checkIsReallyDir(s, ino, n)
 
-	if extentFS && flags&ondisk.FlagExtents != 0 && n.IsSymlink() && !c.hasValidBlocks(n) {
-		c.fix(p(problem.PR_1_FAST_SYMLINK_EXTENT_FL))
+	if extentFS && n.Flags()&ondisk.FlagExtents != 0 && n.IsSymlink() && !c.hasValidBlocks(n) {
+		if c.fix(pr(problem.PR_1_FAST_SYMLINK_EXTENT_FL)) {
+			n.SetFlags(n.Flags() &^ ondisk.FlagExtents)
+			c.putInode(ino, n)
+		}
 	}
-	if flags&ondisk.FlagEncrypt != 0 && !c.checkEncryption(ino, n) {
+	if n.Flags()&ondisk.FlagEncrypt != 0 && !c.checkEncryption(ino, n) {
+		c.clearInode(ino, n, false)
 		return
 	}
 
@@ -542,7 +609,7 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 	switch {
 	case mode == ondisk.SIFDIR:
 		c.inodeDir.Set(uint64(ino))
-		di := dirInfo{ino: ino, gen: n.Generation(), inline: inlineFS && flags&ondisk.FlagInlineData != 0}
+		di := dirInfo{ino: ino, gen: n.Generation(), inline: inlineFS && n.Flags()&ondisk.FlagInlineData != 0}
 		if ino == ondisk.RootIno {
 			di.parent = ondisk.RootIno // the root is its own parent
 		}
@@ -560,7 +627,7 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 	case mode == ondisk.SIFLNK && c.symlinkOK(s, ino, n):
 		c.checkImmutable(ino, n)
 		c.stats.Symlinks++
-		if flags&ondisk.FlagInlineData != 0 {
+		if n.Flags()&ondisk.FlagInlineData != 0 {
 			c.finishInode(ino, n, failedCsum)
 			return
 		}
@@ -579,7 +646,7 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 	default:
 		c.inodeBad.Set(uint64(ino))
 	}
-	if flags&(ondisk.FlagExtents|ondisk.FlagInlineData) == 0 {
+	if n.Flags()&(ondisk.FlagExtents|ondisk.FlagInlineData) == 0 {
 		if n.Block(12) != 0 {
 			c.stats.Ind++
 		}
@@ -641,9 +708,13 @@ func (c *Checker) processDeferred(s *inodeScratch) {
 
 // finishInode offers the checksum-only fix when the inode survived every
 // check without change (FINISH_INODE_LOOP).
+// An inode written by a fix no longer fails its checksum when e2fsck
+// rereads it, so the question is not asked then.
 func (c *Checker) finishInode(ino uint32, n ondisk.Inode, failedCsum bool) {
-	if failedCsum {
-		c.fix(problem.Problem{Code: problem.PR_1_INODE_ONLY_CSUM_INVALID, Ino: ino, Inode: c.inodeInfo(n)})
+	if failedCsum && !c.p1.wrote {
+		if c.fix(problem.Problem{Code: problem.PR_1_INODE_ONLY_CSUM_INVALID, Ino: ino, Inode: c.inodeInfo(n)}) {
+			c.writeInode(ino, n)
+		}
 	}
 }
 
@@ -669,39 +740,44 @@ func (c *Checker) inlineAndExtents(ino uint32, n ondisk.Inode) bool {
 	if !sb.HasIncompat(ondisk.IncompatInlineData) && !sb.HasIncompat(ondisk.IncompatExtents) {
 		return true
 	}
-	p := problem.Problem{Ino: ino, Inode: c.inodeInfo(n)}
 	ask := func(code problem.Code) bool {
-		q := p
-		q.Code = code
-		return c.fix(q)
+		return c.fix(problem.Problem{Code: code, Ino: ino, Inode: c.inodeInfo(n)})
+	}
+	clearFlags := func(m uint32) bool {
+		n.SetFlags(n.Flags() &^ m)
+		c.putInode(ino, n)
+		return true
 	}
 	switch n.Type() {
 	case ondisk.SIFCHR, ondisk.SIFBLK, ondisk.SIFIFO, ondisk.SIFSOCK:
-		ask(problem.PR_1_SPECIAL_EXTENTS_IDATA)
+		c.checkExtentsInlineData(ino, n)
 		return true
 	}
 	if ondisk.ExtentHeader(n.IBlock()).Verify() == nil && ask(problem.PR_1_CLEAR_INLINE_DATA_FOR_EXTENT) {
-		return true
+		return clearFlags(ondisk.FlagInlineData)
 	}
 	maxInlineEA := uint64(0)
 	if f.InodeSize > ondisk.GoodOldInodeSize {
 		maxInlineEA = uint64(f.InodeSize - ondisk.GoodOldInodeSize - int(n.ExtraIsize()))
 	}
 	if n.Size() < ondisk.IBlockSize+maxInlineEA && ask(problem.PR_1_CLEAR_EXTENT_FOR_INLINE_DATA) {
-		return true
+		return clearFlags(ondisk.FlagExtents)
 	}
 	couldBeMap := true
 	for i := 0; i < ondisk.NBlocks; i++ {
-		b := uint64(n.Block(i))
-		if (b != 0 && b < f.FirstDataBlock) || b >= f.BlocksCount {
+		if uint64(n.Block(i)) >= f.BlocksCount {
 			couldBeMap = false
 			break
 		}
 	}
 	if couldBeMap && ask(problem.PR_1_CLEAR_EXTENT_INLINE_DATA_FLAGS) {
-		return true
+		return clearFlags(ondisk.FlagExtents | ondisk.FlagInlineData)
 	}
-	return !ask(problem.PR_1_CLEAR_EXTENT_INLINE_DATA_INODE)
+	if ask(problem.PR_1_CLEAR_EXTENT_INLINE_DATA_INODE) {
+		c.clearInode(ino, n, false)
+		return false
+	}
+	return true
 }
 
 // deviceOK is e2fsck's device-inode rule.
@@ -721,18 +797,29 @@ func (c *Checker) deviceOK(n ondisk.Inode) bool {
 
 // checkSpecial runs the checks of device, FIFO and socket inodes.
 func (c *Checker) checkSpecial(ino uint32, n ondisk.Inode) {
-	if n.Flags()&(ondisk.FlagExtents|ondisk.FlagInlineData) != 0 {
-		c.fix(problem.Problem{Code: problem.PR_1_SPECIAL_EXTENTS_IDATA, Ino: ino, Inode: c.inodeInfo(n)})
-	}
+	c.checkExtentsInlineData(ino, n)
 	c.checkImmutable(ino, n)
-	if n.Size() != 0 {
-		c.fix(problem.Problem{Code: problem.PR_1_SET_NONZSIZE, Ino: ino, Inode: c.inodeInfo(n)})
+	if n.Size() != 0 && c.fix(problem.Problem{Code: problem.PR_1_SET_NONZSIZE, Ino: ino, Inode: c.inodeInfo(n)}) {
+		c.setInodeSize(n, 0)
+		c.putInode(ino, n)
+	}
+}
+
+// checkExtentsInlineData offers to clear the extent and inline-data flags
+// of a special file.
+func (c *Checker) checkExtentsInlineData(ino uint32, n ondisk.Inode) {
+	const bad = ondisk.FlagExtents | ondisk.FlagInlineData
+	if n.Flags()&bad != 0 && c.fix(problem.Problem{Code: problem.PR_1_SPECIAL_EXTENTS_IDATA, Ino: ino, Inode: c.inodeInfo(n)}) {
+		n.SetFlags(n.Flags() &^ bad)
+		c.putInode(ino, n)
 	}
 }
 
 func (c *Checker) checkImmutable(ino uint32, n ondisk.Inode) {
-	if n.Flags()&(ondisk.FlagImmutable|ondisk.FlagAppend) != 0 {
-		c.fix(problem.Problem{Code: problem.PR_1_SET_IMMUTABLE, Ino: ino, Inode: c.inodeInfo(n)})
+	const bad = ondisk.FlagImmutable | ondisk.FlagAppend
+	if n.Flags()&bad != 0 && c.fix(problem.Problem{Code: problem.PR_1_SET_IMMUTABLE, Ino: ino, Inode: c.inodeInfo(n)}) {
+		n.SetFlags(n.Flags() &^ bad)
+		c.putInode(ino, n)
 	}
 }
 

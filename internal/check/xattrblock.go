@@ -20,6 +20,7 @@ type eaEntry struct {
 	problems []problem.Problem // recorded with the validating inode; patched at replay
 	quota    uint64            // blocks charged to each referring inode
 	stored   bool              // no fix cleared the reference: later references count
+	cleared  bool              // a fix cleared the reference (clear_extattr)
 	refcount uint32            // h_refcount
 }
 
@@ -54,7 +55,23 @@ func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) uint
 	if e.stored {
 		return e.quota
 	}
+	if c.repairing() && e.cleared {
+		// clear_extattr: the inode loses its EA block. Every inode
+		// naming a block that a fix rejected loses it, as e2fsck
+		// validates the block again for each of them.
+		n.SetFileACL(0)
+		c.putInode(ino, n)
+	}
 	return 0
+}
+
+// writeEABlock writes EA block blk from buf with its checksum recomputed
+// (ext2fs_write_ext_attr3).
+func (c *Checker) writeEABlock(blk uint64, buf []byte) {
+	if c.fs.MetadataCsum {
+		binary.LittleEndian.PutUint32(buf[16:], ondisk.XattrBlock(buf).ComputeChecksum(c.fs.CsumSeed, blk))
+	}
+	c.writeBlock(blk, buf)
 }
 
 // replayEARef applies one reference to an EA block in e2fsck's order: the
@@ -92,10 +109,15 @@ func (c *Checker) validateEABlock(e *eaEntry, s *inodeScratch, ino uint32, n ond
 	}
 	quota, stored, refcount := v.validateEA(s, ino, n, blk)
 	e.quota, e.stored, e.refcount = quota, stored, refcount
+	e.cleared = !stored
 	if capture != nil {
 		for _, ev := range capture.events {
-			if ev.kind == evFix {
+			switch ev.kind {
+			case evFix:
 				e.problems = append(e.problems, ev.p)
+			case evWrite:
+				// A fix of the block itself (its checksum), made once.
+				c.writeAt(int64(ev.blk), ev.data)
 			}
 		}
 	}
@@ -104,8 +126,15 @@ func (c *Checker) validateEABlock(e *eaEntry, s *inodeScratch, ino uint32, n ond
 // validateEA is e2fsck's validation of an EA block. It returns the blocks
 // charged per referring inode, whether the block is kept (no fix cleared
 // the reference) and its h_refcount.
-func (c *Checker) validateEA(s *inodeScratch, ino uint32, n ondisk.Inode, blk uint64) (uint64, bool, uint32) {
+func (c *Checker) validateEA(s *inodeScratch, ino uint32, n ondisk.Inode, blk uint64) (_ uint64, stored bool, _ uint32) {
 	f := c.fs
+	var refs []uint32 // EA inodes counted as referenced
+	defer func() {
+		if !stored {
+			// clear_extattr: the block's EA inodes are not referenced.
+			c.dropEAInodeRefs(refs)
+		}
+	}()
 	quota := uint64(1) << f.ClusterBits
 	p := problem.Problem{Ino: ino, Blk: blk, Inode: c.inodeInfo(n)}
 	ask := func(code problem.Code) bool {
@@ -182,6 +211,9 @@ func (c *Checker) validateEA(s *inodeScratch, ino uint32, n ondisk.Inode, blk ui
 				}
 			}
 		} else {
+			if e.ValueInum >= f.FirstIno && e.ValueInum <= f.InodesCount {
+				refs = append(refs, e.ValueInum)
+			}
 			q0, code, num := c.checkEAInodeRef(ino, e)
 			if code != 0 {
 				q := p
@@ -199,8 +231,8 @@ func (c *Checker) validateEA(s *inodeScratch, ino uint32, n ondisk.Inode, blk ui
 			return 0, false, 0
 		}
 	}
-	if failedCsum {
-		ask(problem.PR_1_EA_BLOCK_ONLY_CSUM_INVALID)
+	if failedCsum && ask(problem.PR_1_EA_BLOCK_ONLY_CSUM_INVALID) {
+		c.writeEABlock(blk, buf)
 	}
 	c.markBlockUsed(blk)
 	return quota, true, x.Refcount()
@@ -231,7 +263,7 @@ func (c *Checker) checkEARefcounts() {
 			if !readable(b) {
 				return
 			}
-			c.fix(problem.Problem{Code: problem.PR_1_EXTATTR_REFCOUNT, Blk: b, BlkCount: int64(r.orig), Num: uint64(r.orig) + uint64(r.extra)})
+			c.fixEARefcount(b, buf, problem.Problem{Code: problem.PR_1_EXTATTR_REFCOUNT, Blk: b, BlkCount: int64(r.orig), Num: uint64(r.orig) + uint64(r.extra)})
 		}
 	}
 	for _, b := range blks {
@@ -240,8 +272,17 @@ func (c *Checker) checkEARefcounts() {
 			if !readable(b) {
 				return
 			}
-			c.fix(problem.Problem{Code: problem.PR_1_EXTATTR_REFCOUNT, Blk: b, BlkCount: int64(r.orig), Num: uint64(int64(r.orig) - int64(int32(r.remaining)))})
+			c.fixEARefcount(b, buf, problem.Problem{Code: problem.PR_1_EXTATTR_REFCOUNT, Blk: b, BlkCount: int64(r.orig), Num: uint64(int64(r.orig) - int64(int32(r.remaining)))})
 		}
+	}
+}
+
+// fixEARefcount asks p (PR_1_EXTATTR_REFCOUNT) about EA block b, read in
+// buf, and on "yes" stores the count in h_refcount.
+func (c *Checker) fixEARefcount(b uint64, buf []byte, p problem.Problem) {
+	if c.fix(p) {
+		binary.LittleEndian.PutUint32(buf[4:], uint32(p.Num))
+		c.writeEABlock(b, buf)
 	}
 }
 

@@ -1,0 +1,265 @@
+package check
+
+import (
+	"encoding/binary"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// Pass 1 repairs: the "yes" paths of the inode checks.
+//
+// e2fsck fixes the inode it is scanning in memory and writes it at once
+// (e2fsck_write_inode); the later checks of the same inode see the fixed
+// copy. Pass 1 does the same on its copy n (a slice of the unit's
+// inode-table buffer, or the deferred copy) and writes through putInode,
+// which also remembers that the inode was written: e2fsck's last step
+// rereads an inode whose checksum failed, and a written inode no longer
+// fails (PR_1_INODE_ONLY_CSUM_INVALID is then not asked).
+//
+// Maps: e2fsck_clear_inode takes the inode out of the in-use, directory,
+// regular and bad maps (atomic bitmaps; every pass-1 unit owns its
+// inodes) and zeroes its link count (a per-inode slot). The blocks an
+// inode claims are only marked once its checks have passed, so a cleared
+// inode leaves nothing behind in blockFound, except after a failed block
+// walk, where e2fsck restarts from the beginning (p1State.restart).
+
+func init() {
+	canRepair(
+		problem.PR_1_INODE_IS_GARBAGE,
+		problem.PR_1_LOW_DTIME,
+		problem.PR_1_ZERO_DTIME,
+		problem.PR_1_CASEFOLD_NONDIR,
+		problem.PR_1_CASEFOLD_FEATURE,
+		problem.PR_1_SPECIAL_EXTENTS_IDATA,
+		problem.PR_1_CLEAR_INLINE_DATA_FOR_EXTENT,
+		problem.PR_1_CLEAR_EXTENT_FOR_INLINE_DATA,
+		problem.PR_1_CLEAR_EXTENT_INLINE_DATA_FLAGS,
+		problem.PR_1_CLEAR_EXTENT_INLINE_DATA_INODE,
+		problem.PR_1_INLINE_DATA_FEATURE,
+		problem.PR_1_INLINE_DATA_SET,
+		problem.PR_1_INLINE_DATA_NO_ATTR,
+		problem.PR_1_EXTENT_FEATURE,
+		problem.PR_1_EXTENTS_SET,
+		problem.PR_1_UNSET_EXTENT_FL,
+		problem.PR_1_INVALID_BAD_INODE,
+		problem.PR_1_ROOT_NO_DIR,
+		problem.PR_1_ROOT_DTIME,
+		problem.PR_1_JOURNAL_BAD_MODE,
+		problem.PR_1_JOURNAL_INODE_NOT_CLEAR,
+		problem.PR_1_QUOTA_BAD_MODE,
+		problem.PR_1_QUOTA_INODE_NOT_CLEAR,
+		problem.PR_1_ORPHAN_FILE_BAD_MODE,
+		problem.PR_1_ORPHAN_FILE_NOT_CLEAR,
+		problem.PR_1_RESERVED_BAD_MODE,
+		problem.PR_1_SET_DTIME,
+		problem.PR_1_SET_IMAGIC,
+		problem.PR_1_FAST_SYMLINK_EXTENT_FL,
+		problem.PR_1_SET_IMMUTABLE,
+		problem.PR_1_SET_NONZSIZE,
+		problem.PR_1_INODE_ONLY_CSUM_INVALID,
+		problem.PR_1_EXTRA_ISIZE,
+		problem.PR_1_EA_TIME_OUT_OF_RANGE,
+		problem.PR_1_INODE_EA_ALLOC_COLLISION,
+		problem.PR_1_ATTR_NAME_LEN,
+		problem.PR_1_ATTR_VALUE_SIZE,
+		problem.PR_1_ATTR_HASH,
+		problem.PR_1_BAD_I_SIZE,
+		problem.PR_1_BAD_I_BLOCKS,
+		problem.PR_1_ZERO_LENGTH_DIR,
+		problem.PR_1_HTREE_NODIR,
+		problem.PR_1_HTREE_SET,
+		problem.PR_1_HTREE_BADROOT,
+		problem.PR_1_HTREE_HASHV,
+		problem.PR_1_HTREE_NEEDS_SIPHASH,
+		problem.PR_1_HTREE_CANNOT_SIPHASH,
+		problem.PR_1_HTREE_INCOMPAT,
+		problem.PR_1_HTREE_DEPTH,
+		problem.PR_1_CORRUPT_ENCRYPTION_XATTR,
+		// EA blocks (xattrblock.go): the inode loses its EA block, or
+		// the block is rewritten.
+		problem.PR_1_READ_EA_BLOCK,
+		problem.PR_1_BAD_EA_BLOCK,
+		problem.PR_1_EA_MULTI_BLOCK,
+		problem.PR_1_EA_ALLOC_COLLISION,
+		problem.PR_1_EA_BAD_NAME,
+		problem.PR_1_EA_BAD_VALUE,
+		problem.PR_1_ATTR_VALUE_EA_INODE,
+		problem.PR_1_ATTR_NO_EA_INODE_FL,
+		problem.PR_1_EA_BLOCK_ONLY_CSUM_INVALID,
+		problem.PR_1_EXTATTR_REFCOUNT,
+		// Extent trees (extents.go): the bad entry is deleted.
+		problem.PR_1_MISSING_EXTENT_HEADER,
+		problem.PR_1_EXTENT_BAD_START_BLK,
+		problem.PR_1_OUT_OF_ORDER_EXTENTS,
+		problem.PR_1_EXTENT_END_OUT_OF_BOUNDS,
+		problem.PR_1_EXTENT_LENGTH_ZERO,
+		problem.PR_1_EXTENT_ENDS_BEYOND,
+		problem.PR_1_EXTENT_COLLISION,
+		problem.PR_1_EXTENT_HEADER_INVALID,
+		problem.PR_1_EXTENT_INDEX_START_INVALID,
+		problem.PR_1_EXTENT_ONLY_CSUM_INVALID,
+		problem.PR_1_UNINIT_DBLOCK,
+		problem.PR_1_EXTENT_ITERATE_FAILURE,
+		// Block maps (blocks.go): the pointer is cleared where it lives
+		// (i_block or the indirect block), which is written back.
+		problem.PR_1_INODE_BLOCK_LATCH,
+		problem.PR_1_ILLEGAL_BLOCK_NUM,
+		problem.PR_1_TOOBIG_DIR,
+		problem.PR_1_TOOBIG_REG,
+		problem.PR_1_TOOBIG_SYMLINK,
+	)
+}
+
+// p1State is a pass-1 unit's repair state (the Checker copy of one shard).
+type p1State struct {
+	// wrote is set when the inode being checked was written.
+	wrote bool
+	// restart is set when an inode was cleared after some of its blocks
+	// were claimed (e2fsck's E2F_FLAG_RESTART).
+	restart bool
+	// lostFound is /lost+found as found before the scan (e2fsck's
+	// ctx->lost_and_found), when repairing with dir_index.
+	lostFound uint32
+}
+
+// pass1RepairSetup prepares a writable pass 1: the queue of directories
+// to rebuild, and /lost+found (which is never queued).
+func (c *Checker) pass1RepairSetup() {
+	if !c.repairing() {
+		return
+	}
+	if c.rehash == nil {
+		c.rehash = map[uint32]bool{}
+	}
+	if !c.sb.HasCompat(ondisk.CompatDirIndex) {
+		return
+	}
+	var found uint32
+	c.iterateDir(ondisk.RootIno, func(ino uint32, name []byte) bool {
+		if string(name) == "lost+found" {
+			found = ino
+			return false
+		}
+		return true
+	})
+	if found != 0 && found <= c.fs.InodesCount {
+		buf := make([]byte, c.fs.InodeSize)
+		if c.fs.ReadInode(found, buf, make([]byte, c.fs.BlockSize)) == nil && ondisk.Inode(buf).IsDir() {
+			c.p1.lostFound = found
+		}
+	}
+}
+
+// p1Now is ctx->now as e2fsck stores it in i_dtime.
+func (c *Checker) p1Now() uint32 { return uint32(c.opt.Now.Unix()) }
+
+// putInode writes the inode being checked (e2fsck_write_inode).
+func (c *Checker) putInode(ino uint32, n ondisk.Inode) {
+	c.p1.wrote = true
+	c.writeInode(ino, n)
+}
+
+// clearInode is e2fsck_clear_inode: the inode loses its links and flags,
+// gets a deletion time, leaves the in-use maps (pass 2 then finds the
+// entries naming it pointing to an unused inode) and is written. A
+// reserved inode also loses its block map; the bad-blocks inode is zeroed.
+func (c *Checker) clearInode(ino uint32, n ondisk.Inode, restart bool) {
+	n.SetFlags(0)
+	n.SetLinksCount(0)
+	c.linkInfo.Set(ino, 0)
+	n.SetDtime(c.p1Now())
+	if ino < c.fs.FirstIno {
+		clear(n.IBlock())
+	}
+	c.inodeDir.Clear(uint64(ino))
+	c.inodeUsed.Clear(uint64(ino))
+	c.inodeReg.Clear(uint64(ino))
+	c.inodeBad.Clear(uint64(ino))
+	if restart {
+		c.p1.restart = true
+	}
+	if ino == ondisk.BadBlocksIno {
+		clear(n[:ondisk.GoodOldInodeSize])
+	}
+	c.putInode(ino, n)
+}
+
+// setIBlock stores i_block[i].
+func setIBlock(n ondisk.Inode, i int, v uint32) {
+	binary.LittleEndian.PutUint32(n.IBlock()[4*i:], v)
+}
+
+// setFeature turns on a feature in the in-memory superblock (written at
+// the end of the run).
+func (c *Checker) setIncompat(m uint32) { c.sb.SetFeatureIncompat(c.sb.FeatureIncompat() | m) }
+func (c *Checker) setRoCompat(m uint32) { c.sb.SetFeatureRoCompat(c.sb.FeatureRoCompat() | m) }
+
+// setInodeSize is ext2fs_inode_size_set: a size of 2 GiB or more turns on
+// large_file (regular files) or large_dir (directories).
+func (c *Checker) setInodeSize(n ondisk.Inode, size uint64) {
+	if size >= 0x80000000 {
+		switch {
+		case n.IsReg():
+			c.setRoCompat(ondisk.RoCompatLargeFile)
+		case n.IsDir():
+			c.setIncompat(ondisk.IncompatLargeDir)
+		default:
+			return // EXT2_ET_FILE_TOO_BIG: nothing changes
+		}
+	}
+	n.SetSize(size)
+}
+
+// zeroInode is the "not clear" fix of the journal, quota and orphan-file
+// inodes: the whole inode is zeroed and written.
+func (c *Checker) zeroInode(ino uint32, n ondisk.Inode) {
+	clear(n)
+	c.linkInfo.Set(ino, 0)
+	c.putInode(ino, n)
+}
+
+// dropEAInodeRefs takes back the references counted for EA inodes named
+// by attributes that a fix removed.
+func (c *Checker) dropEAInodeRefs(refs []uint32) {
+	if len(refs) == 0 {
+		return
+	}
+	c.shared.mu.Lock()
+	for _, r := range refs {
+		if c.shared.eaInodeRefs[r] > 1 {
+			c.shared.eaInodeRefs[r]--
+		} else {
+			delete(c.shared.eaInodeRefs, r)
+		}
+	}
+	c.shared.mu.Unlock()
+}
+
+// blockAllocStatsFree is ext2fs_block_alloc_stats2(fs, blk, -1) with
+// e2fsck's hook: the block leaves the on-disk bitmap and the in-use map
+// (unless it is group metadata), and its group's and the superblock's
+// free counts grow.
+func (c *Checker) blockAllocStatsFree(blk uint64) {
+	f := c.fs
+	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		return
+	}
+	cl := f.ClusterOf(blk)
+	c.markBlockOnDisk(cl, false)
+	g := f.GroupOfBlock(blk)
+	gd := f.Group(g)
+	gd.SetFreeBlocks(gd.FreeBlocks() + 1)
+	gd.SetFlags(gd.Flags() &^ ondisk.BgBlockUninit)
+	gd.UpdateChecksum(c.sb, g)
+	c.sb.SetFreeBlocksCount(c.sb.FreeBlocksCount() + 1<<f.ClusterBits)
+	if !c.blockMeta.Test(cl) {
+		c.blockFound.Clear(cl)
+	}
+}
+
+// subIBlocks lowers the 32-bit i_blocks by n sectors, as the library's
+// extent code does when it frees a tree block.
+func subIBlocks(n ondisk.Inode, sectors uint32) {
+	binary.LittleEndian.PutUint32(n[0x1C:], n.BlocksLo()-sectors)
+}
