@@ -147,6 +147,15 @@ func TestMountedImageWarning(t *testing.T) {
 	if !strings.Contains(gout, warning) || gexit != 0 {
 		t.Errorf("gofsck -n on a mounted image: exit %d, want 0 and %q:\n%s", gexit, warning, gout)
 	}
+	// A repair of a mounted filesystem is refused before anything is
+	// read or written (e2fsck -y and -p refuse it the same way).
+	for _, mode := range []string{"-fy", "-p"} {
+		eout, _ := exec.Command("e2fsck", mode, img).CombinedOutput()
+		gout, gexit := testfs.Gofsck(t, img, mode)
+		if gexit != 8 || !strings.Contains(gout, img+" is mounted.") || !strings.Contains(gout, "Cannot continue, aborting.") {
+			t.Errorf("gofsck %s on a mounted image: exit %d, want 8 and the refusal:\n%s\n(e2fsck said:\n%s)", mode, gexit, gout, eout)
+		}
+	}
 	umount()
 	if gout, _ := testfs.Gofsck(t, img, "-n"); strings.Contains(gout, "is mounted") {
 		t.Errorf("warning after umount:\n%s", gout)
