@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gofsck/internal/testfs"
@@ -121,6 +122,33 @@ func compareRecovered(t *testing.T, name, a, b string) {
 				t.Errorf("%s: images differ in KiB %d, first at byte %d", name, i/1024, j)
 			}
 			n++
+		}
+	}
+}
+
+// TestRecreateJournalMatchesE2fsck: a cleared journal inode is dropped
+// before pass 1 and a new journal created at the end ("Recreate journal?")
+// as e2fsck does: same transcript and exit code, and e2fsck finds the
+// result clean.
+func TestRecreateJournalMatchesE2fsck(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	for name, spec := range map[string]testfs.Spec{
+		"ext4":    {FSType: "ext4", Size: 32 << 20},
+		"ext4-1k": {FSType: "ext4", Size: 64 << 20, BlockSize: 1024},
+	} {
+		img := testfs.MkImage(t, spec)
+		testfs.Debugfs(t, img, "clri <8>")
+		gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+		gout, gcode := runGofsck("-fy", gimg)
+		eout, ecode := testfs.E2fsckInPlace(t, eimg, "-fy")
+		if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode {
+			t.Errorf("%s: exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", name, gcode, ecode, e, g)
+		}
+		if !strings.Contains(eout, "journal has been regenerated") {
+			t.Errorf("%s: e2fsck did not recreate the journal:\n%s", name, eout)
+		}
+		if out, code := testfs.E2fsck(t, gimg, "-fn"); code != 0 {
+			t.Errorf("%s: not clean after repair:\n%s", name, out)
 		}
 	}
 }

@@ -227,6 +227,7 @@ func (c *Checker) fixBadInode(p problem.Problem) string {
 			// The journal is dropped and re-created at the end of a
 			// writable run; a full check follows.
 			c.invalidSuper = true
+			c.dropJournal()
 			return ""
 		}
 		if c.sink.Aborted() {
@@ -236,6 +237,9 @@ func (c *Checker) fixBadInode(p problem.Problem) string {
 	case sb.HasIncompat(ondisk.IncompatRecover):
 		if c.fix(withCode(p, problem.PR_0_JOURNAL_RECOVER_SET)) {
 			c.invalidSuper = true
+			if c.repairing() {
+				c.clearRecover(true)
+			}
 			return ""
 		}
 		if c.sink.Aborted() {

@@ -304,10 +304,18 @@ func (c *Checker) backupJournalBlocks() {
 	if ino == 0 || !sb.HasCompat(ondisk.CompatHasJournal) || ino > f.InodesCount {
 		return
 	}
-	n := make(ondisk.Inode, f.InodeSize)
-	if f.ReadInode(ino, n, make([]byte, f.BlockSize)) != nil {
+	if sb.JournalUUID() != [16]byte{} {
 		return
 	}
+	// e2fsck reads the inode through its inode shortcut, which still
+	// holds the inode rebuilt from s_jnl_blocks when the journal check
+	// had to use the backup: the backup then matches itself.
+	j, err := c.getJournal()
+	if err != nil || j.backup {
+		return
+	}
+	j.close()
+	n := j.inode
 	ib := n.IBlock()
 	stale := sb.JnlBackupType() == 0
 	if sb.JnlBackupType() == jnlBackupBlocks {

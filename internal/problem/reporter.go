@@ -197,6 +197,10 @@ func (r *Reporter) Unsupported(c Code) {
 	r.status.Aborted = true
 }
 
+// Log prints a line e2fsck prints outside the problem table (printf or
+// log_out between problems, such as "*** journal has been deleted ***").
+func (r *Reporter) Log(s string) { r.print(s) }
+
 // MarkValid clears the Invalid status, as e2fsck does when it restarts
 // the check from the beginning.
 func (r *Reporter) MarkValid() { r.status.Invalid = false }

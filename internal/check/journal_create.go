@@ -1,0 +1,364 @@
+package check
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/ondisk/jbd2"
+	"gofsck/internal/problem"
+)
+
+// Dropping an unusable journal (PR_0_JOURNAL_BAD_INODE) and creating a new
+// one at the end of the run (PR_6_RECREATE_JOURNAL, the library's
+// ext2fs_add_journal_inode3 with the default size).
+
+// journalDropped records e2fsck's E2F_FLAG_JOURNAL_INODE per Checker: the
+// journal was dropped and is to be re-created.
+var journalDropped sync.Map // *Checker -> struct{}
+
+// logger is a Sink that prints lines outside the problem table.
+type logger interface{ Log(string) }
+
+// log prints s through the Sink when it can.
+func (c *Checker) log(s string) {
+	if l, ok := c.sink.(logger); ok {
+		l.Log(s)
+	}
+}
+
+// dropJournal is the PR_0_JOURNAL_BAD_INODE fix: has_journal, the journal
+// inode number and its backup are cleared, needs_recovery too (with a full
+// check), and every superblock copy is written.
+func (c *Checker) dropJournal() {
+	if !c.repairing() {
+		return
+	}
+	sb := c.sb
+	if sb.HasCompat(ondisk.CompatHasJournal) && sb.JournalInum() != 0 {
+		c.log("*** journal has been deleted ***\n\n")
+	}
+	sb.SetFeatureCompat(sb.FeatureCompat() &^ ondisk.CompatHasJournal)
+	binary.LittleEndian.PutUint32(sb[sbJournalInum:], 0)
+	clear(sb[sbJnlBlocks : sbJnlBlocks+17*4])
+	journalDropped.Store(c, struct{}{})
+	c.writeAllSupers()
+	c.clearRecover(true)
+}
+
+// defaultJournalSize is ext2fs_default_journal_size (-1: too small).
+func defaultJournalSize(blocks uint64) int {
+	switch {
+	case blocks < 2048:
+		return -1
+	case blocks < 32768:
+		return 1024
+	case blocks < 256*1024:
+		return 4096
+	case blocks < 512*1024:
+		return 8192
+	case blocks < 4096*1024:
+		return 16384
+	case blocks < 8192*1024:
+		return 32768
+	case blocks < 16384*1024:
+		return 65536
+	case blocks < 32768*1024:
+		return 131072
+	}
+	return 262144
+}
+
+// journalPlan is where a new journal goes: its data blocks in logical
+// order, and for a block-mapped inode the mapping blocks with the i_block
+// slots and block contents that point to them.
+type journalPlan struct {
+	data    []uint64
+	meta    []uint64          // every mapping block, in allocation order
+	metaBuf map[uint64][]byte // contents of the mapping blocks
+	iblock  [ondisk.IBlockSize]byte
+}
+
+// recreateJournal is unix.c's PR_6_RECREATE_JOURNAL step after the passes.
+func (c *Checker) recreateJournal() {
+	if _, ok := journalDropped.Load(c); !ok || c.invalidBitmaps || !c.repairing() {
+		return
+	}
+	f := c.fs
+	n := defaultJournalSize(f.BlocksCount)
+	d := c.repair.final
+	if n < 0 || d == nil || c.sb.HasCompat(ondisk.CompatFastCommit) || f.ClusterBits != 0 {
+		c.unsupported(problem.PR_6_RECREATE_JOURNAL)
+		return
+	}
+	plan, ok := c.planJournal(uint64(n), d)
+	if !ok {
+		c.unsupported(problem.PR_6_RECREATE_JOURNAL)
+		return
+	}
+	if !c.fix(problem.Problem{Code: problem.PR_6_RECREATE_JOURNAL}) {
+		return
+	}
+	c.log(fmt.Sprintf("Creating journal (%d blocks): ", n))
+	ino := uint32(ondisk.JournalIno)
+	old := make(ondisk.Inode, f.InodeSize)
+	if err := f.ReadInode(ino, old, make([]byte, f.BlockSize)); err != nil || old.BlocksLo() != 0 || old.BlocksHi() != 0 {
+		c.log("File exists: while trying to create journal\n")
+		return
+	}
+	c.writeJournal(plan, uint64(n))
+	c.log(" Done.\n")
+	c.log("\n*** journal has been regenerated ***\n")
+}
+
+// midpointJournalBlock is get_midpoint_journal_block: the first block of
+// the group, near the middle of the filesystem, with the most free blocks.
+func (c *Checker) midpointJournalBlock() uint64 {
+	f := c.fs
+	sb := c.sb
+	group := f.GroupOfBlock((f.BlocksCount - f.FirstDataBlock) / 2)
+	logFlex := uint32(1) << sb.LogGroupsPerFlex()
+	var start uint32
+	if sb.LogGroupsPerFlex() != 0 && group > logFlex {
+		group &^= logFlex - 1
+		for group < f.Groups && f.Group(group).FreeBlocks() == 0 {
+			group++
+		}
+		if group == f.Groups {
+			group = 0
+		}
+		start = group
+	} else if group > 0 {
+		start = group - 1
+	} else {
+		start = group
+	}
+	end := group
+	if group+1 < f.Groups {
+		end = group + 1
+	}
+	group = start
+	for i := start + 1; i <= end; i++ {
+		if f.Group(i).FreeBlocks() > f.Group(group).FreeBlocks() {
+			group = i
+		}
+	}
+	return f.GroupFirstBlock(group)
+}
+
+// nextFree returns the first block at or after goal that is free in m and
+// not taken by the plan, wrapping around once.
+func (c *Checker) nextFree(d *diskBitmaps, taken map[uint64]bool, goal uint64) (uint64, bool) {
+	f := c.fs
+	if goal < f.FirstDataBlock || goal >= f.BlocksCount {
+		goal = f.FirstDataBlock
+	}
+	for pass := 0; pass < 2; pass++ {
+		for b := goal; b < f.BlocksCount; b++ {
+			if !d.blocks.Test(b) && !taken[b] {
+				return b, true
+			}
+		}
+		goal = f.FirstDataBlock
+	}
+	return 0, false
+}
+
+// planJournal chooses the journal's blocks: contiguous runs from the
+// midpoint goal as extents (at most the four an inode holds), or, for a
+// block-mapped inode, blocks in order from the start of group 0 with each
+// mapping block taken just before the first block it maps.
+func (c *Checker) planJournal(n uint64, d *diskBitmaps) (*journalPlan, bool) {
+	f := c.fs
+	taken := map[uint64]bool{}
+	p := &journalPlan{metaBuf: map[uint64][]byte{}}
+	take := func(goal uint64) (uint64, bool) {
+		b, ok := c.nextFree(d, taken, goal)
+		if ok {
+			taken[b] = true
+		}
+		return b, ok
+	}
+	if c.sb.HasIncompat(ondisk.IncompatExtents) {
+		goal := c.midpointJournalBlock()
+		type run struct{ lblk, pblk, len uint64 }
+		var runs []run
+		for lblk := uint64(0); lblk < n; {
+			b, ok := take(goal)
+			if !ok {
+				return nil, false
+			}
+			r := run{lblk, b, 1}
+			for lblk+r.len < n && r.len < ondisk.ExtentInitMaxLen && b+r.len < f.BlocksCount && !d.blocks.Test(b+r.len) {
+				taken[b+r.len] = true
+				r.len++
+			}
+			runs = append(runs, r)
+			lblk += r.len
+			goal = b + r.len
+			if len(runs) > 4 {
+				return nil, false
+			}
+		}
+		h := p.iblock[:]
+		binary.LittleEndian.PutUint16(h[0:], ondisk.ExtentMagic)
+		binary.LittleEndian.PutUint16(h[2:], uint16(len(runs)))
+		binary.LittleEndian.PutUint16(h[4:], 4)
+		for i, r := range runs {
+			putExtent(ondisk.ExtentHeader(h), i, ondisk.Extent{Lblk: uint32(r.lblk), Pblk: r.pblk, Len: uint32(r.len)})
+			for k := uint64(0); k < r.len; k++ {
+				p.data = append(p.data, r.pblk+k)
+			}
+		}
+		return p, true
+	}
+	per := uint64(f.BlockSize / 4)
+	goal := f.GroupFirstBlock(0)
+	// slot returns the mapping entry of logical block l: the chain of
+	// mapping levels from i_block down.
+	var mapBlock func(parent []byte, idx uint64, level int, rel uint64) bool
+	mapBlock = func(parent []byte, idx uint64, level int, rel uint64) bool {
+		e := binary.LittleEndian.Uint32(parent[4*idx:])
+		if e == 0 {
+			b, ok := take(goal)
+			if !ok || b >= 1<<32 {
+				return false
+			}
+			goal = b + 1
+			binary.LittleEndian.PutUint32(parent[4*idx:], uint32(b))
+			p.meta = append(p.meta, b)
+			p.metaBuf[b] = make([]byte, f.BlockSize)
+			e = uint32(b)
+		}
+		buf := p.metaBuf[uint64(e)]
+		if level == 1 {
+			b, ok := take(goal)
+			if !ok || b >= 1<<32 {
+				return false
+			}
+			goal = b + 1
+			binary.LittleEndian.PutUint32(buf[4*rel:], uint32(b))
+			p.data = append(p.data, b)
+			return true
+		}
+		span := per
+		for i := 2; i < level; i++ {
+			span *= per
+		}
+		return mapBlock(buf, rel/span, level-1, rel%span)
+	}
+	for l := uint64(0); l < n; l++ {
+		switch rel := l; {
+		case rel < 12:
+			b, ok := take(goal)
+			if !ok || b >= 1<<32 {
+				return nil, false
+			}
+			goal = b + 1
+			binary.LittleEndian.PutUint32(p.iblock[4*rel:], uint32(b))
+			p.data = append(p.data, b)
+		case rel-12 < per:
+			if !mapBlock(p.iblock[:], 12, 1, rel-12) {
+				return nil, false
+			}
+		case rel-12-per < per*per:
+			if !mapBlock(p.iblock[:], 13, 2, rel-12-per) {
+				return nil, false
+			}
+		default:
+			if !mapBlock(p.iblock[:], 14, 3, rel-12-per-per*per) {
+				return nil, false
+			}
+		}
+	}
+	return p, true
+}
+
+// writeJournal writes the planned journal: zeroed data blocks, the
+// mapping blocks, the journal superblock in the first block, inode 8, the
+// allocation in the bitmaps and counts, and the superblock's journal
+// fields and inode backup.
+func (c *Checker) writeJournal(p *journalPlan, n uint64) {
+	f := c.fs
+	sb := c.sb
+	zero := make([]byte, f.BlockSize)
+	for _, b := range p.data {
+		c.writeBlock(b, zero)
+		c.journalAllocStats(b)
+	}
+	for _, b := range p.meta {
+		c.writeBlock(b, p.metaBuf[b])
+		c.journalAllocStats(b)
+	}
+	jsb := make([]byte, f.BlockSize)
+	binary.BigEndian.PutUint32(jsb[0x00:], jbd2.Magic)
+	binary.BigEndian.PutUint32(jsb[0x04:], 4) // JBD2_SUPERBLOCK_V2
+	binary.BigEndian.PutUint32(jsb[0x0C:], uint32(f.BlockSize))
+	binary.BigEndian.PutUint32(jsb[0x10:], uint32(n))
+	binary.BigEndian.PutUint32(jsb[0x14:], 1) // s_first
+	binary.BigEndian.PutUint32(jsb[0x18:], 1) // s_sequence
+	binary.BigEndian.PutUint32(jsb[0x40:], 1) // s_nr_users
+	uuid := sb.UUID()
+	copy(jsb[0x30:0x40], uuid[:])
+	c.writeBlock(p.data[0], jsb)
+
+	now := uint32(c.opt.Now.Unix())
+	ino := make(ondisk.Inode, f.InodeSize)
+	binary.LittleEndian.PutUint16(ino[0x00:], ondisk.SIFREG|0o600)
+	size := n * uint64(f.BlockSize)
+	binary.LittleEndian.PutUint32(ino[0x04:], uint32(size))
+	binary.LittleEndian.PutUint32(ino[0x6C:], uint32(size>>32))
+	binary.LittleEndian.PutUint32(ino[0x08:], now) // atime
+	binary.LittleEndian.PutUint32(ino[0x0C:], now) // ctime
+	binary.LittleEndian.PutUint32(ino[0x10:], now) // mtime
+	binary.LittleEndian.PutUint16(ino[0x1A:], 1)   // links
+	ino.SetBlocks(uint64(len(p.data)+len(p.meta)) * uint64(f.BlockSize/512))
+	if sb.HasIncompat(ondisk.IncompatExtents) {
+		ino.SetFlags(ondisk.FlagExtents)
+	}
+	copy(ino.IBlock(), p.iblock[:])
+	if f.InodeSize > ondisk.GoodOldInodeSize {
+		binary.LittleEndian.PutUint16(ino[0x80:], largeInodeExtra) // i_extra_isize
+		if f.InodeSize >= 0x94 {
+			binary.LittleEndian.PutUint32(ino[0x90:], now) // i_crtime
+		}
+	}
+	c.writeInode(ondisk.JournalIno, ino)
+
+	copy(sb[sbJnlBlocks:sbJnlBlocks+60], p.iblock[:60])
+	binary.LittleEndian.PutUint32(sb[sbJnlBlocks+60:], uint32(size>>32))
+	binary.LittleEndian.PutUint32(sb[sbJnlBlocks+64:], uint32(size))
+	sb[sbJnlBackupType] = jnlBackupBlocks
+	binary.LittleEndian.PutUint32(sb[sbJournalInum:], ondisk.JournalIno)
+	binary.LittleEndian.PutUint32(sb[sbJournalDev:], 0)
+	clear(sb[sbJournalUUID : sbJournalUUID+16])
+	sb.SetFeatureCompat(sb.FeatureCompat() | ondisk.CompatHasJournal)
+	c.repair.mu.Lock()
+	c.repair.bitmapsDirty = true
+	c.repair.mu.Unlock()
+}
+
+// journalAllocStats is ext2fs_block_alloc_stats2(fs, blk, +1) after pass
+// 5: the bitmaps to be written, the group's free count (and BLOCK_UNINIT)
+// and the superblock's.
+func (c *Checker) journalAllocStats(blk uint64) {
+	f := c.fs
+	c.repair.final.blocks.Set(f.ClusterOf(blk))
+	g := f.GroupOfBlock(blk)
+	if g < f.Groups {
+		gd := f.Group(g)
+		if gd.FreeBlocks() > 0 {
+			gd.SetFreeBlocks(gd.FreeBlocks() - 1)
+		}
+		gd.SetFlags(gd.Flags() &^ ondisk.BgBlockUninit)
+		gd.UpdateChecksum(c.sb, g)
+	}
+	if fb := c.sb.FreeBlocksCount(); fb > 0 {
+		c.sb.SetFreeBlocksCount(fb - 1)
+	}
+}
+
+func init() {
+	canRepair(problem.PR_0_JOURNAL_BAD_INODE, problem.PR_0_JOURNAL_RECOVER_SET, problem.PR_6_RECREATE_JOURNAL)
+}
