@@ -446,6 +446,8 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	// restarted: the check restarted after a journal recovery (e2fsck's
 	// E2F_FLAG_RESTARTED); e2fsck goes back to opening the filesystem.
 	restarted := false
+	// restarts counts pass 1's restarts (check.ErrRestart).
+	restarts := 0
 restart:
 	if err := f.CheckFeatures(); err != nil {
 		var ue *fs.UnsupportedError
@@ -562,6 +564,24 @@ restart:
 	}
 	if rep.Halted() {
 		return rc.halt()
+	}
+	if errors.Is(err, check.ErrRestart) && ov != nil && restarts < 16 {
+		// Pass 1 cleared an inode part way through its blocks: e2fsck
+		// closes the filesystem and checks it again from the start, on
+		// the master superblock.
+		restarts++
+		fmt.Fprintln(stdout, "Restarting e2fsck from the beginning...")
+		if ferr := chk.FlushForRestart(); ferr != nil {
+			fatal(o, stderr, "%v while writing to %s", ferr, o.device)
+			return problem.ExitError
+		}
+		nf, oerr := fs.Open(newRestartDev(ov), fs.Options{BlockSize: o.blockSize})
+		if oerr != nil {
+			fatal(o, stderr, "%s while trying to open %s", describe(oerr), o.device)
+			return problem.ExitError
+		}
+		f = nf
+		goto restart
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		// e2fsck's fixes made before an abort are on disk already.

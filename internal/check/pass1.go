@@ -99,8 +99,7 @@ func (c *Checker) pass1(ctx context.Context) error {
 	if c.sink.Aborted() || c.abort {
 		return nil
 	}
-	c.endPass1()
-	return nil
+	return c.endPass1()
 }
 
 // scratchPool holds per-unit buffers so a check allocates them once per

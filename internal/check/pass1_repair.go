@@ -1,7 +1,9 @@
 package check
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -108,6 +110,7 @@ func init() {
 		problem.PR_1_TOOBIG_DIR,
 		problem.PR_1_TOOBIG_REG,
 		problem.PR_1_TOOBIG_SYMLINK,
+		problem.PR_1_TOO_MANY_BAD_BLOCKS,
 	)
 }
 
@@ -262,4 +265,24 @@ func (c *Checker) blockAllocStatsFree(blk uint64) {
 // extent code does when it frees a tree block.
 func subIBlocks(n ondisk.Inode, sectors uint32) {
 	binary.LittleEndian.PutUint32(n[0x1C:], n.BlocksLo()-sectors)
+}
+
+// ErrRestart is returned by Run when pass 1 cleared an inode after some
+// of its blocks were claimed: e2fsck prints "Restarting e2fsck from the
+// beginning..." and checks the filesystem again from the start. Call
+// FlushForRestart, then open the filesystem afresh.
+var ErrRestart = errors.New("check: restart from the beginning")
+
+// FlushForRestart writes what e2fsck's closing of the filesystem writes
+// before a restart: the superblock (its write time set) and the group
+// descriptors when a fix changed them in memory.
+func (c *Checker) FlushForRestart() error {
+	if !c.repairing() {
+		return nil
+	}
+	if !bytes.Equal(c.fs.SB, c.repair.origSB) || !bytes.Equal(c.fs.GDT(), c.repair.origGDT) {
+		c.sb.SetWtime(uint32(c.opt.Now.Unix()))
+		c.writeSuperAndGDT(false)
+	}
+	return c.WriteError()
 }

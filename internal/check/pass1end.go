@@ -152,10 +152,16 @@ func (c *Checker) badBlockOwner(n ondisk.Inode, p problem.Problem) {
 }
 
 // endPass1 runs the end-of-pass work: EA refcounts and, when blocks were
-// claimed twice, passes 1B-1D.
-func (c *Checker) endPass1() {
+// claimed twice, passes 1B-1D. After an inode was cleared part way
+// through its blocks, e2fsck restarts from the beginning instead of going
+// on (ErrRestart).
+func (c *Checker) endPass1() error {
 	c.checkEARefcounts()
+	if c.p1.restart && c.repairing() && !c.sink.Aborted() {
+		return ErrRestart
+	}
 	if c.dupCount > 0 && !c.sink.Aborted() {
 		c.passDup()
 	}
+	return nil
 }
