@@ -12,4 +12,5 @@ func (c *Checker) endOfRun() {
 	if !c.sink.Aborted() {
 		c.checkQuotas()
 	}
+	c.checkBackupSuper()
 }

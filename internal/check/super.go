@@ -166,11 +166,17 @@ func (c *Checker) checkSuperValues(deviceBlocks uint64) bool {
 // checkSuperFeatures reports inconsistent feature combinations.
 func (c *Checker) checkSuperFeatures() {
 	sb := c.sb
-	if sb.HasRoCompat(ondisk.RoCompatMetadataCsum) && sb.HasRoCompat(ondisk.RoCompatGdtCsum) {
-		c.fix(problem.Problem{Code: problem.PR_0_META_AND_GDT_CSUM_SET})
+	if sb.HasRoCompat(ondisk.RoCompatMetadataCsum) && sb.HasRoCompat(ondisk.RoCompatGdtCsum) &&
+		c.fix(problem.Problem{Code: problem.PR_0_META_AND_GDT_CSUM_SET}) && c.repairing() {
+		sb.SetFeatureRoCompat(sb.FeatureRoCompat() &^ ondisk.RoCompatGdtCsum)
+		for g := uint32(0); g < c.fs.Groups; g++ {
+			c.fs.Group(g).UpdateChecksum(sb, g)
+		}
 	}
-	if !sb.HasRoCompat(ondisk.RoCompatMetadataCsum) && sb.HasIncompat(ondisk.IncompatCsumSeed) {
-		c.fix(problem.Problem{Code: problem.PR_0_CSUM_SEED_WITHOUT_META_CSUM})
+	if !sb.HasRoCompat(ondisk.RoCompatMetadataCsum) && sb.HasIncompat(ondisk.IncompatCsumSeed) &&
+		c.fix(problem.Problem{Code: problem.PR_0_CSUM_SEED_WITHOUT_META_CSUM}) && c.repairing() {
+		sb.SetFeatureIncompat(sb.FeatureIncompat() &^ ondisk.IncompatCsumSeed)
+		binary.LittleEndian.PutUint32(sb[sbChecksumSeed:], 0)
 	}
 	if sb.Is64bit() && !sb.HasIncompat(ondisk.IncompatExtents) &&
 		c.fix(problem.Problem{Code: problem.PR_0_64BIT_WITHOUT_EXTENTS}) && c.repairing() {

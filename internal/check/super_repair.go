@@ -82,6 +82,7 @@ const (
 	sbMinExtraIsize     = 0x15C
 	sbWantExtraIsize    = 0x15E
 	sbReservedGdtBlocks = 0xCE
+	sbChecksumSeed      = 0x270
 	sbWtimeHi           = 0x274
 	sbMtimeHi           = 0x275
 )
@@ -133,7 +134,8 @@ func init() {
 	canRepair(problem.PR_0_INODE_COUNT_WRONG, problem.PR_0_BAD_MIN_EXTRA_ISIZE, problem.PR_0_BAD_WANT_EXTRA_ISIZE,
 		problem.PR_0_64BIT_WITHOUT_EXTENTS, problem.PR_0_FUTURE_SB_LAST_MOUNT, problem.PR_0_FUTURE_SB_LAST_MOUNT_FUDGED,
 		problem.PR_0_FUTURE_SB_LAST_WRITE, problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED,
-		problem.PR_0_DISABLE_RESIZE_INODE, problem.PR_0_NONZERO_RESERVED_GDT_BLOCKS, problem.PR_0_CLEAR_RESIZE_INODE)
+		problem.PR_0_DISABLE_RESIZE_INODE, problem.PR_0_NONZERO_RESERVED_GDT_BLOCKS, problem.PR_0_CLEAR_RESIZE_INODE,
+		problem.PR_0_META_AND_GDT_CSUM_SET, problem.PR_0_CSUM_SEED_WITHOUT_META_CSUM)
 }
 
 // s_flags bits of the directory hash signedness hint.
@@ -158,4 +160,59 @@ func (c *Checker) fixDirhashHint() {
 
 func init() {
 	canRepair(problem.PR_0_DIRHASH_HINT)
+}
+
+// BackupSuperDiffers is check_backup_super_block for a writable run: the
+// first readable backup superblock differs from the primary in features
+// (extents, needs_recovery, large_file and dir_nlink aside), block or
+// inode count or UUID. e2fsck then writes every backup at the end, and a
+// clean skip becomes "primary superblock features different from backup".
+func (c *Checker) BackupSuperDiffers() bool {
+	if !c.repairing() {
+		return false
+	}
+	f := c.fs
+	sb := c.sb
+	buf := make([]byte, ondisk.SuperblockSize)
+	const incompatIgnore = ondisk.IncompatExtents | ondisk.IncompatRecover
+	const roIgnore = ondisk.RoCompatLargeFile | ondisk.RoCompatDirNlink
+	for g := uint32(1); g < f.Groups; g++ {
+		if !f.GroupHasSuper(g) {
+			continue
+		}
+		off := int64(f.GroupFirstBlock(g)) << f.BlockBits
+		if _, err := f.Dev.ReadAt(buf, off); err != nil {
+			continue
+		}
+		b := ondisk.Superblock(buf)
+		isz := uint32(ondisk.GoodOldInodeSize)
+		if b.RevLevel() > 0 {
+			isz = uint32(binary.LittleEndian.Uint16(buf[0x58:]))
+		}
+		if b.Magic() != ondisk.Magic || b.RevLevel() > 1 || b.LogBlockSize()+10 > maxBlockLogSize || isz < ondisk.GoodOldInodeSize {
+			continue
+		}
+		return b.FeatureCompat() != sb.FeatureCompat() ||
+			b.FeatureIncompat()&^incompatIgnore != sb.FeatureIncompat()&^incompatIgnore ||
+			b.FeatureRoCompat()&^roIgnore != sb.FeatureRoCompat()&^roIgnore ||
+			binary.LittleEndian.Uint32(buf[0x04:]) != binary.LittleEndian.Uint32(sb[0x04:]) ||
+			binary.LittleEndian.Uint32(buf[0x150:]) != binary.LittleEndian.Uint32(sb[0x150:]) ||
+			b.InodesCount() != sb.InodesCount() || b.UUID() != sb.UUID()
+	}
+	return false
+}
+
+// checkBackupSuper is the end of a valid writable run: when the backup
+// superblock differs (BackupSuperDiffers), every superblock and
+// descriptor copy is written.
+func (c *Checker) checkBackupSuper() {
+	if !c.repairing() || c.fs.Backup || c.sink.Aborted() {
+		return
+	}
+	if s, ok := c.sink.(interface{ Status() problem.Status }); ok && s.Status().Invalid {
+		return
+	}
+	if c.BackupSuperDiffers() {
+		c.writeAllSupers()
+	}
 }
