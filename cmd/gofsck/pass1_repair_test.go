@@ -35,9 +35,9 @@ func TestPass1RepairMatchesE2fsck(t *testing.T) {
 	}
 	only := map[string]map[string][]string{
 		"ext4": {
-			"inode-csum":    {"sif /a/one checksum 0x1234"},
-			"extent-pblk":   {"sif /a/two block[5] 99999999"},
-			"extent-len-0":  {"sif /a/one block[4] 0"},
+			"inode-csum":   {"sif /a/one checksum 0x1234"},
+			"extent-pblk":  {"sif /a/two block[5] 99999999"},
+			"extent-len-0": {"sif /a/one block[4] 0"},
 		},
 		"ext2": {
 			"direct-pblk":   {"sif /a/two block[3] 99999999"},
