@@ -69,26 +69,11 @@ func TestQuotaRewrite(t *testing.T) {
 		{name: "ext3-1k-indirect", spec: testfs.Spec{Size: 32 << 20, FSType: "ext3", BlockSize: 1024, Features: "quota", Populate: files(30), OptimizeDirs: true},
 			cmds: owners(30, 1<<24+70000)},
 		// Free space in single blocks: every block of the new file is an
-		// extent of its own, the root splits into a leaf block.
-		{name: "ext4-1k-fragmented", spec: testfs.Spec{Size: 8 << 20, FSType: "ext4", BlockSize: 1024, Features: "quota", Populate: func(tr *testfs.Tree) {
-			tr.Dir("dir")
-			for i := 0; i < 12; i++ {
-				tr.File(fmt.Sprintf("dir/f%03d", i), 1<<10)
-			}
-			tr.Dir("fill")
-			for i := 0; i < 1200; i++ {
-				tr.File(fmt.Sprintf("fill/%04d", i), 1<<10)
-			}
-		}, OptimizeDirs: true},
-			setup: func(t *testing.T, img string) {
-				var cmds []string
-				for i := 0; i < 1200; i += 2 {
-					cmds = append(cmds, fmt.Sprintf("rm /fill/%04d", i))
-				}
-				testfs.Debugfs(t, img, cmds...)
-				testfs.E2fsckInPlace(t, img, "-fy")
-				testfs.Debugfs(t, img, owners(12, 1<<24+70000)...)
-			}},
+		// extent of its own, the root splits into a leaf block; with more
+		// ids the leaf splits too (at the end of the file: one extent
+		// moves; in the middle: half of them).
+		{name: "ext4-1k-fragmented", spec: fragmentedSpec(12), setup: fragment(12)},
+		{name: "ext4-1k-fragmented-leaves", spec: fragmentedSpec(60), setup: fragment(60)},
 		// Clusters of 4 blocks: the file's blocks come in clusters.
 		{name: "bigalloc-many-ids", spec: testfs.Spec{Size: 32 << 20, FSType: "ext4", BlockSize: 1024, ClusterSize: 4096, Features: "bigalloc,quota", Populate: files(20), OptimizeDirs: true},
 			cmds: owners(20, 1<<24+70000)},
@@ -136,6 +121,39 @@ func TestQuotaRewrite(t *testing.T) {
 				t.Errorf("repaired images differ (-e2fsck +gofsck):\n%s", lineDiff(e, g))
 			}
 		})
+	}
+}
+
+// fragmentedSpec is a 1k ext4 image with n small files in /dir and 1200
+// one-block files in /fill.
+func fragmentedSpec(n int) testfs.Spec {
+	return testfs.Spec{Size: 8 << 20, FSType: "ext4", BlockSize: 1024, Features: "quota", Populate: func(tr *testfs.Tree) {
+		tr.Dir("dir")
+		for i := 0; i < n; i++ {
+			tr.File(fmt.Sprintf("dir/f%03d", i), 1<<10)
+		}
+		tr.Dir("fill")
+		for i := 0; i < 1200; i++ {
+			tr.File(fmt.Sprintf("fill/%04d", i), 1<<10)
+		}
+	}, OptimizeDirs: true}
+}
+
+// fragment removes every other file of /fill (free space in single
+// blocks) and gives the n files of /dir owners spread over the tree.
+func fragment(n int) func(t *testing.T, img string) {
+	return func(t *testing.T, img string) {
+		var cmds []string
+		for i := 0; i < 1200; i += 2 {
+			cmds = append(cmds, fmt.Sprintf("rm /fill/%04d", i))
+		}
+		testfs.Debugfs(t, img, cmds...)
+		testfs.E2fsckInPlace(t, img, "-fy")
+		cmds = nil
+		for i := 0; i < n; i++ {
+			cmds = append(cmds, fmt.Sprintf("sif /dir/f%03d uid %d", i, uint32(i+1)*(1<<24+70000)))
+		}
+		testfs.Debugfs(t, img, cmds...)
 	}
 }
 
@@ -243,6 +261,7 @@ func setQuotaLimits(t *testing.T, img, qfile string, id uint32, bsoft, bhard, is
 // and stops before the question, writing nothing (exit 8).
 func TestQuotaRewriteNoSpace(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
+	t.Parallel()
 	img := testfs.MkImage(t, testfs.Spec{Size: 4 << 20, FSType: "ext4", BlockSize: 1024, Features: "quota"})
 	free, err := strconv.Atoi(testfs.Superblock(t, img)["Free blocks"])
 	if err != nil {
@@ -270,6 +289,27 @@ func TestQuotaRewriteNoSpace(t *testing.T) {
 		t.Fatalf("%s free blocks left", f)
 	}
 	testfs.Debugfs(t, img, "sif /big uid 16777216")
+	before := testfs.FileSHA256(t, img)
+	out, exit := testfs.Gofsck(t, img, "-fy")
+	if exit != 8 || !strings.Contains(out, "PR_6_UPDATE_QUOTAS") {
+		t.Errorf("gofsck -fy exits %d, want 8 at PR_6_UPDATE_QUOTAS:\n%s", exit, out)
+	}
+	if testfs.FileSHA256(t, img) != before {
+		t.Errorf("the image changed")
+	}
+}
+
+// TestQuotaRewriteTooDeep: a new quota file in hundreds of fragments
+// needs a second index level in its extent tree, which gofsck does not
+// build: it stops before the question, writing nothing.
+func TestQuotaRewriteTooDeep(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	t.Parallel()
+	img := testfs.MkImage(t, fragmentedSpec(120))
+	fragment(120)(t, img)
+	if out, _ := testfs.E2fsck(t, img, "-fy"); !strings.Contains(out, "Update quota info") {
+		t.Fatalf("the damage does not need a quota rewrite:\n%s", out)
+	}
 	before := testfs.FileSHA256(t, img)
 	out, exit := testfs.Gofsck(t, img, "-fy")
 	if exit != 8 || !strings.Contains(out, "PR_6_UPDATE_QUOTAS") {

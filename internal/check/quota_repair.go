@@ -71,7 +71,7 @@ func (c *Checker) planQuotaFile(t quota.Type, ino uint32, dict map[uint32]*quota
 // quotaRewritable reports whether writeQuotaFile can write the file the
 // way the library would: a dry run of the allocation that fails when the
 // filesystem runs out of space (e2fsck then writes a damaged file with
-// library errors) or the extent tree would need more than one leaf.
+// library errors) or the extent tree would need a second index level.
 func (c *Checker) quotaRewritable(t quota.Type, ino uint32, dict map[uint32]*quotaUsage) bool {
 	if ino == 0 || ino > c.fs.InodesCount || c.repair.final == nil {
 		return false
@@ -238,12 +238,14 @@ type quotaMapper struct {
 	// The data blocks mapped, in allocation order.
 	lblks, pblks []uint64
 
-	// Extent files: the extents in logical order, and the leaf block once
-	// the in-inode root has been split.
-	extents  []qExtent
-	leaf     uint64
-	leafMax  int
-	extentFS bool
+	// Extent files: the extents in logical order. Once the in-inode root
+	// has been split they live in leaf blocks: leafBlk[i] holds extents
+	// leafStart[i] up to the next leaf's start.
+	extents   []qExtent
+	leafBlk   []uint64
+	leafStart []int
+	leafMax   int
+	extentFS  bool
 
 	// Block-mapped files: the indirect blocks' contents by block number.
 	ind map[uint64][]byte
@@ -367,26 +369,72 @@ func (m *quotaMapper) setBmap(lblk, pblk uint64) bool {
 	if lblk < e.lblk {
 		at = cur
 	}
-	if m.leaf == 0 && len(m.extents) == (ondisk.IBlockSize-ondisk.ExtentHeaderSize)/ondisk.ExtentEntrySize {
+	f := m.c.fs
+	ratio := uint64(1) << f.ClusterBits
+	rootMax := (ondisk.IBlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
+	if m.leafBlk == nil && len(m.extents) == rootMax {
 		// extent_node_split of the root: every extent moves to a new
 		// leaf block, placed just before the first extent's block.
-		f := m.c.fs
-		ratio := uint64(1) << f.ClusterBits
 		goal := (m.extents[0].pblk - ratio) &^ (ratio - 1)
 		leaf, ok := m.alloc(goal)
 		if !ok {
 			return false
 		}
-		m.leaf = leaf
+		m.leafBlk, m.leafStart = []uint64{leaf}, []int{0}
 		m.leafMax = (f.BlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
 	}
-	if m.leaf != 0 && len(m.extents) >= m.leafMax {
-		// A second leaf would be needed: not done (quotaRewritable
-		// refuses such a rewrite).
-		return false
+	if m.leafBlk == nil {
+		m.extents = slices.Insert(m.extents, at, qExtent{lblk, pblk, 1})
+		return true
+	}
+	l := m.leafOf(cur)
+	if m.leafLen(l) >= m.leafMax {
+		// extent_node_split of a leaf: the last extent moves to a new
+		// leaf when the insert is at the end of the file, the upper half
+		// otherwise; the new leaf goes just before the split leaf's
+		// first block. A full root (a second index level) is not done:
+		// quotaRewritable refuses it.
+		if len(m.leafBlk) >= rootMax {
+			return false
+		}
+		tocopy := m.leafLen(l) / 2
+		if cur == len(m.extents)-1 {
+			tocopy = 1
+		}
+		goal := (m.extents[m.leafStart[l]].pblk - ratio) &^ (ratio - 1)
+		leaf, ok := m.alloc(goal)
+		if !ok {
+			return false
+		}
+		start := m.leafStart[l] + m.leafLen(l) - tocopy
+		m.leafBlk = slices.Insert(m.leafBlk, l+1, leaf)
+		m.leafStart = slices.Insert(m.leafStart, l+1, start)
+		l = m.leafOf(cur)
 	}
 	m.extents = slices.Insert(m.extents, at, qExtent{lblk, pblk, 1})
+	for k := l + 1; k < len(m.leafStart); k++ {
+		m.leafStart[k]++
+	}
 	return true
+}
+
+// leafOf returns the leaf holding extent i.
+func (m *quotaMapper) leafOf(i int) int {
+	l := 0
+	for k, st := range m.leafStart {
+		if st <= i {
+			l = k
+		}
+	}
+	return l
+}
+
+// leafLen returns the number of extents in leaf l.
+func (m *quotaMapper) leafLen(l int) int {
+	if l+1 < len(m.leafStart) {
+		return m.leafStart[l+1] - m.leafStart[l]
+	}
+	return len(m.extents) - m.leafStart[l]
 }
 
 // putExtents writes a node's header and leaf entries into b.
@@ -411,28 +459,32 @@ func (m *quotaMapper) finish() {
 	if m.extentFS {
 		ib := m.n.IBlock()
 		rootMax := (ondisk.IBlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
-		if m.leaf == 0 {
+		if m.leafBlk == nil {
 			putExtents(ib, rootMax, 0, m.extents)
 			return
 		}
 		clear(ib)
 		putExtents(ib, rootMax, 1, nil)
 		le := binary.LittleEndian
-		le.PutUint16(ib[2:], 1)
-		o := ondisk.ExtentHeaderSize
-		if len(m.extents) > 0 {
-			le.PutUint32(ib[o:], uint32(m.extents[0].lblk))
-		}
-		le.PutUint32(ib[o+4:], uint32(m.leaf))
-		le.PutUint16(ib[o+8:], uint16(m.leaf>>32))
+		le.PutUint16(ib[2:], uint16(len(m.leafBlk)))
 		buf := make([]byte, f.BlockSize)
-		putExtents(buf, m.leafMax, 0, m.extents)
-		if f.MetadataCsum {
-			if sum, _, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, m.ino, m.n.Generation()); ok {
-				le.PutUint32(buf[ondisk.ExtentHeaderSize+m.leafMax*ondisk.ExtentEntrySize:], sum)
+		for l, blk := range m.leafBlk {
+			ext := m.extents[m.leafStart[l] : m.leafStart[l]+m.leafLen(l)]
+			o := ondisk.ExtentHeaderSize + l*ondisk.ExtentEntrySize
+			if len(ext) > 0 {
+				le.PutUint32(ib[o:], uint32(ext[0].lblk))
 			}
+			le.PutUint32(ib[o+4:], uint32(blk))
+			le.PutUint16(ib[o+8:], uint16(blk>>32))
+			clear(buf)
+			putExtents(buf, m.leafMax, 0, ext)
+			if f.MetadataCsum {
+				if sum, _, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, m.ino, m.n.Generation()); ok {
+					le.PutUint32(buf[ondisk.ExtentHeaderSize+m.leafMax*ondisk.ExtentEntrySize:], sum)
+				}
+			}
+			m.c.writeBlock(blk, buf)
 		}
-		m.c.writeBlock(m.leaf, buf)
 		return
 	}
 	for blk, buf := range m.ind {
