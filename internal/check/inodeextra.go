@@ -214,6 +214,8 @@ func (c *Checker) checkEAInodeRef(ino uint32, e ondisk.XattrEntry) (uint64, prob
 		if !c.fix(problem.Problem{Code: problem.PR_1_ATTR_SET_EA_INODE_FL, Ino: ino, Num: uint64(e.ValueInum)}) {
 			return 0, problem.PR_1_ATTR_NO_EA_INODE_FL, uint64(e.ValueInum)
 		}
+		t.SetFlags(t.Flags() | ondisk.FlagEAInode)
+		c.writeInode(e.ValueInum, t)
 	}
 	return quota, 0, 0
 }

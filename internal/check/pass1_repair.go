@@ -88,6 +88,7 @@ func init() {
 		problem.PR_1_EA_BAD_VALUE,
 		problem.PR_1_ATTR_VALUE_EA_INODE,
 		problem.PR_1_ATTR_NO_EA_INODE_FL,
+		problem.PR_1_ATTR_SET_EA_INODE_FL,
 		problem.PR_1_EA_BLOCK_ONLY_CSUM_INVALID,
 		problem.PR_1_EXTATTR_REFCOUNT,
 		// Extent trees (extents.go): the bad entry is deleted.
