@@ -269,7 +269,7 @@ func (cs *cloneState) extentNode(n ondisk.Inode, h ondisk.ExtentHeader, level, d
 	c := cs.c
 	f := c.fs
 	if level == depth {
-		return cs.extentLeaf(h)
+		return cs.extentLeaf(n, h, level == 0)
 	}
 	changed := false
 	for i := 0; i < int(h.Entries()) && cs.err == ""; i++ {
@@ -305,82 +305,199 @@ func (cs *cloneState) extentNode(n ondisk.Inode, h ondisk.ExtentHeader, level, d
 	return changed
 }
 
-// extentPiece is a run of blocks contiguous in both numberings.
+// extentPiece is one extent of a leaf being remapped.
 type extentPiece struct {
-	lblk     uint32
-	pblk     uint64
-	len      uint32
-	uninit   bool
-	remapped bool
+	lblk   uint32
+	pblk   uint64
+	len    uint32
+	uninit bool
 }
 
-// extentLeaf remaps the cloned blocks of one leaf as the library's
-// ext2fs_extent_set_bmap leaves them when the blocks are remapped in
-// order: each remapped run becomes its own extent, merged with a
-// neighbour it continues. It reports whether the leaf changed.
-func (cs *cloneState) extentLeaf(h ondisk.ExtentHeader) bool {
-	var out []extentPiece
-	anyChange := false
-	add := func(p extentPiece) {
-		if k := len(out) - 1; k >= 0 {
-			l := &out[k]
-			limit := uint32(ondisk.ExtentInitMaxLen)
-			if l.uninit {
-				limit--
-			}
-			if (l.remapped || p.remapped) && l.uninit == p.uninit && l.lblk+l.len == p.lblk &&
-				l.pblk+uint64(l.len) == p.pblk && l.len+p.len <= limit {
-				l.len += p.len
-				l.remapped = l.remapped || p.remapped
-				return
-			}
-		}
-		out = append(out, p)
+// leafSim replays the library's ext2fs_extent_set_bmap on the extents of
+// one leaf node. full is called when an insert finds the node full; it
+// returns false when the node cannot grow.
+type leafSim struct {
+	ext  []extentPiece
+	max  int
+	full func() bool
+}
+
+func (s *leafSim) insert(at int, e extentPiece) bool {
+	if len(s.ext) >= s.max && !s.full() {
+		return false
 	}
+	s.ext = append(s.ext, extentPiece{})
+	copy(s.ext[at+1:], s.ext[at:])
+	s.ext[at] = e
+	return true
+}
+
+// setBmap maps logical block l (mapped in the node) to phys as
+// ext2fs_extent_set_bmap does: the block's extent is cut, and the new
+// block joins the neighbouring extent it continues or becomes its own.
+func (s *leafSim) setBmap(l uint32, phys uint64, uninit bool) bool {
+	maxLen := uint32(ondisk.ExtentInitMaxLen)
+	if uninit {
+		maxLen--
+	}
+	i := -1
+	for k := range s.ext {
+		if e := s.ext[k]; l >= e.lblk && l-e.lblk < e.len {
+			i = k
+			break
+		}
+	}
+	if i < 0 {
+		return false
+	}
+	e := s.ext[i]
+	if e.uninit == uninit && e.pblk+uint64(l-e.lblk) == phys {
+		return true
+	}
+	newE := extentPiece{lblk: l, pblk: phys, len: 1, uninit: uninit}
+	prevJoins := func() bool {
+		if i == 0 {
+			return false
+		}
+		p := s.ext[i-1]
+		return p.lblk+p.len == l && p.pblk+uint64(p.len) == phys && p.uninit == uninit && p.len < maxLen-1
+	}
+	nextJoins := func() bool {
+		if i+1 >= len(s.ext) {
+			return false
+		}
+		x := s.ext[i+1]
+		return l+1 == x.lblk && phys+1 == x.pblk && x.uninit == uninit && x.len < maxLen-1
+	}
+	switch {
+	case l == e.lblk && e.len == 1:
+		if prevJoins() {
+			s.ext[i-1].len++
+			s.ext = append(s.ext[:i], s.ext[i+1:]...)
+		} else {
+			s.ext[i] = newE
+		}
+	case l == e.lblk+e.len-1:
+		if nextJoins() {
+			x := &s.ext[i+1]
+			x.lblk--
+			x.pblk--
+			x.len++
+		} else if !s.insert(i+1, newE) {
+			return false
+		}
+		s.ext[i].len--
+	case l == e.lblk:
+		s.ext[i].lblk++
+		s.ext[i].pblk++
+		s.ext[i].len--
+		if prevJoins() {
+			s.ext[i-1].len++
+		} else if !s.insert(i, newE) {
+			return false
+		}
+	default:
+		head := l - e.lblk
+		s.ext[i].len = head
+		if !s.insert(i+1, newE) {
+			s.ext[i] = e
+			return false
+		}
+		post := extentPiece{lblk: l + 1, pblk: e.pblk + uint64(head) + 1, len: e.len - head - 1, uninit: e.uninit}
+		if !s.insert(i+2, post) {
+			return false
+		}
+	}
+	return true
+}
+
+// extentLeaf remaps the cloned blocks of one leaf (h; the inode's root
+// when root is set) block by block as the library's iterator does. A full
+// root is split the library's way: its extents move to a new leaf block
+// allocated near the first of them, and the root becomes an index. It
+// reports whether h changed.
+func (cs *cloneState) extentLeaf(n ondisk.Inode, h ondisk.ExtentHeader, root bool) bool {
+	c := cs.c
+	f := c.fs
 	entries := int(h.Entries())
-	for i := 0; i < entries; i++ {
-		e := h.Leaf(i)
-		var cur extentPiece
-		have := false
+	orig := make([]ondisk.Extent, entries)
+	sim := &leafSim{max: int(h.Max())}
+	for i := range orig {
+		orig[i] = h.Leaf(i)
+		sim.ext = append(sim.ext, extentPiece{lblk: orig[i].Lblk, pblk: orig[i].Pblk, len: orig[i].Len, uninit: orig[i].Uninit})
+	}
+	var leafBlk uint64
+	sim.full = func() bool {
+		if !root || leafBlk != 0 || len(sim.ext) == 0 {
+			return false
+		}
+		mask := uint64(1)<<f.ClusterBits - 1
+		goal := (sim.ext[0].pblk - (uint64(1) << f.ClusterBits)) &^ mask
+		b, ok := c.newBlock(goal)
+		if !ok {
+			return false
+		}
+		leafBlk = b
+		sim.max = (f.BlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
+		c.iblkAdd(n, 1)
+		return true
+	}
+	changed := false
+	for _, e := range orig {
 		for k := uint32(0); k < e.Len; k++ {
-			old := e.Pblk + uint64(k)
-			nb, ch := cs.block(old, int64(e.Lblk)+int64(k))
+			nb, ch := cs.block(e.Pblk+uint64(k), int64(e.Lblk)+int64(k))
 			if cs.err != "" {
 				return false
 			}
-			anyChange = anyChange || ch
-			if have && cur.remapped == ch && cur.pblk+uint64(cur.len) == nb {
-				cur.len++
+			if !ch {
 				continue
 			}
-			if have {
-				add(cur)
+			changed = true
+			if !sim.setBmap(e.Lblk+k, nb, e.Uninit) {
+				cs.err = "No free space in extent map"
+				return false
 			}
-			cur = extentPiece{lblk: e.Lblk + k, pblk: nb, len: 1, uninit: e.Uninit, remapped: ch}
-			have = true
-		}
-		if have {
-			add(cur)
 		}
 	}
-	if !anyChange {
+	if !changed {
 		return false
 	}
-	if len(out) > int(h.Max()) {
-		cs.err = "No free space in extent map"
-		return false
-	}
-	binary.LittleEndian.PutUint16(h[2:], uint16(len(out)))
-	for i, p := range out {
-		ent := h[ondisk.ExtentHeaderSize+i*ondisk.ExtentEntrySize:]
-		l := p.len
-		if p.uninit {
-			l += ondisk.ExtentInitMaxLen
+	put := func(node []byte) {
+		binary.LittleEndian.PutUint16(node[2:], uint16(len(sim.ext)))
+		for i, p := range sim.ext {
+			ent := node[ondisk.ExtentHeaderSize+i*ondisk.ExtentEntrySize:]
+			l := p.len
+			if p.uninit {
+				l += ondisk.ExtentInitMaxLen
+			}
+			binary.LittleEndian.PutUint32(ent[0:], p.lblk)
+			binary.LittleEndian.PutUint16(ent[4:], uint16(l))
+			binary.LittleEndian.PutUint16(ent[6:], uint16(p.pblk>>32))
+			binary.LittleEndian.PutUint32(ent[8:], uint32(p.pblk))
 		}
-		binary.LittleEndian.PutUint32(ent[0:], p.lblk)
-		binary.LittleEndian.PutUint16(ent[4:], uint16(l))
-		binary.LittleEndian.PutUint16(ent[6:], uint16(p.pblk>>32))
-		binary.LittleEndian.PutUint32(ent[8:], uint32(p.pblk))
 	}
+	if leafBlk == 0 {
+		put(h)
+		return true
+	}
+	// The split root: a leaf block with every extent, the root an index.
+	buf := make([]byte, f.BlockSize)
+	copy(buf, h[:ondisk.ExtentHeaderSize])
+	binary.LittleEndian.PutUint16(buf[4:], uint16(sim.max))
+	put(buf)
+	if f.MetadataCsum {
+		end := ondisk.ExtentHeaderSize + sim.max*ondisk.ExtentEntrySize
+		if sum, _, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, cs.ino, n.Generation()); ok {
+			binary.LittleEndian.PutUint32(buf[end:], sum)
+		}
+	}
+	c.writeBlock(leafBlk, buf)
+	binary.LittleEndian.PutUint16(h[2:], 1)
+	binary.LittleEndian.PutUint16(h[6:], 1)
+	ent := h[ondisk.ExtentHeaderSize:]
+	binary.LittleEndian.PutUint32(ent[0:], sim.ext[0].lblk)
+	binary.LittleEndian.PutUint32(ent[4:], uint32(leafBlk))
+	binary.LittleEndian.PutUint16(ent[8:], uint16(leafBlk>>32))
+	binary.LittleEndian.PutUint16(ent[10:], 0)
 	return true
 }
