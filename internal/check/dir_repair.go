@@ -122,6 +122,7 @@ func (c *Checker) zapInode(ino uint32, n ondisk.Inode) {
 		clear(n[:ondisk.GoodOldInodeSize])
 	}
 	c.writeInode(ino, n)
+	c.invalidateNames()
 }
 
 // deallocateInode is pass 2's deallocate_inode: the inode bitmap and
@@ -192,15 +193,18 @@ func (c *Checker) adjustEARefcount(blk uint64, adj int) (uint32, bool) {
 }
 
 // adjustInodeCount is e2fsck_adjust_inode_count (adj is +1 or -1).
-func (c *Checker) adjustInodeCount(ino uint32, adj int) {
+func (c *Checker) adjustInodeCount(ino uint32, adj int) bool {
 	if ino == 0 {
-		return
+		return true
+	}
+	if ino > c.fs.InodesCount {
+		return false // the inode cannot be read
 	}
 	n := c.readFullInode(ino)
 	if adj > 0 {
 		c.refCount.Add(ino)
 		if n.LinksCount() == 0xFFFF {
-			return
+			return true
 		}
 		c.linkInfo.Set(ino, c.linkInfo.Get(ino)+1)
 		n.SetLinksCount(n.LinksCount() + 1)
@@ -209,7 +213,7 @@ func (c *Checker) adjustInodeCount(ino uint32, adj int) {
 			c.refCount.Set(ino, v-1)
 		}
 		if n.LinksCount() == 0 {
-			return
+			return true
 		}
 		if v := c.linkInfo.Get(ino); v > 0 {
 			c.linkInfo.Set(ino, v-1)
@@ -217,6 +221,7 @@ func (c *Checker) adjustInodeCount(ino uint32, adj int) {
 		n.SetLinksCount(n.LinksCount() - 1)
 	}
 	c.writeInode(ino, n)
+	return true
 }
 
 // dirGeneration is the i_generation used in dir's block checksums.
@@ -259,6 +264,15 @@ func (c *Checker) setDirBlockCsum(buf []byte, dir uint32) bool {
 func (c *Checker) writeDirBlock(blk uint64, buf []byte, dir uint32) {
 	c.setDirBlockCsum(buf, dir)
 	c.writeBlock(blk, buf)
+	c.invalidateNames()
+}
+
+// invalidateNames drops the path-name cache after a fix changed a
+// directory.
+func (c *Checker) invalidateNames() {
+	for i := range c.names {
+		c.names[i].valid = false
+	}
 }
 
 // initDirTail writes an empty checksum tail at the end of a leaf block
@@ -320,4 +334,16 @@ func (c *Checker) newDirBlock(dirIno, parent uint32) []byte {
 		initDirTail(buf, bs)
 	}
 	return buf
+}
+
+// unmarkValid is ext2fs_unmark_valid after a fix that failed: the run
+// ends with "still has errors".
+func (c *Checker) unmarkValid() {
+	s := c.sink
+	if r, ok := s.(*recSink); ok && r.direct != nil {
+		s = r.direct
+	}
+	if m, ok := s.(interface{ MarkInvalid() }); ok {
+		m.MarkInvalid()
+	}
 }

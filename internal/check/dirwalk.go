@@ -15,6 +15,13 @@ import (
 // It is used for path names in messages and by pass 3/3A, never in a hot
 // path.
 func (c *Checker) iterateDir(dir uint32, fn func(ino uint32, name []byte) bool) bool {
+	return c.iterateDirOpt(dir, false, fn)
+}
+
+// iterateDirOpt is iterateDir; with verify, a block whose checksum fails
+// (metadata_csum) stops the iteration as an error, as the library's
+// checked directory read does for path names.
+func (c *Checker) iterateDirOpt(dir uint32, verify bool, fn func(ino uint32, name []byte) bool) bool {
 	f := c.fs
 	b := c.getIterBufs()
 	defer c.putIterBufs(b)
@@ -48,11 +55,17 @@ func (c *Checker) iterateDir(dir uint32, fn func(ino uint32, name []byte) bool) 
 	s, buf := b.s, b.buf
 	ok, stop := true, false
 	count := 0
+	verify = verify && f.MetadataCsum
+	gen := n.Generation()
 	c.iterateBlocks(s, n, func(blk uint64, blockcnt int64) {
 		if !ok || stop || blockcnt < 0 || blk == 0 {
 			return
 		}
 		if count++; count > 1<<22 || f.ReadBlock(blk, buf) != nil {
+			ok = false
+			return
+		}
+		if verify && !dirBlockCsumOK(f.BlockSize, buf, f.CsumSeed, dir, gen) {
 			ok = false
 			return
 		}
@@ -334,7 +347,14 @@ func (c *Checker) pathname(dir, ino uint32, depth int) (string, bool) {
 	// (pass 1D lists every file sharing a block).
 	nc := c.cachedNames(dir)
 	if !nc.ok {
-		return "", true
+		// The library's read stops at the first entry naming ino: a
+		// failure after it does not matter.
+		if ino == 0 || !nc.complete {
+			return "", true
+		}
+		if _, found := nc.idx[ino]; !found {
+			return "", true
+		}
 	}
 	parent = nc.parent
 	if ino != 0 {
@@ -343,7 +363,7 @@ func (c *Checker) pathname(dir, ino uint32, depth int) (string, bool) {
 				name = nc.arena[v>>8 : v>>8+v&0xFF]
 			}
 		} else {
-			c.iterateDir(dir, func(e uint32, nm []byte) bool {
+			c.iterateDirOpt(dir, true, func(e uint32, nm []byte) bool {
 				if e == ino {
 					name = append(name[:0], nm...)
 					return false
@@ -386,20 +406,32 @@ type dirNames struct {
 	parent   uint32
 	idx      map[uint32]uint64 // inode -> offset<<8 | length in arena
 	arena    []byte
+	writes   uint64 // the device's write count when filled (repair)
+}
+
+// devWrites is how many writes fixes have made so far: a cached name
+// list is stale once a fix wrote (0 in a read-only check).
+func (c *Checker) devWrites() uint64 {
+	if !c.repairing() {
+		return 0
+	}
+	return c.fs.Dev.Stats().WriteOps
 }
 
 // cachedNames returns the cache entry for dir, filling the least recently
 // filled one when dir is not cached. A path lookup walks a chain of
 // directories, so several are kept.
 func (c *Checker) cachedNames(dir uint32) *dirNames {
+	writes := c.devWrites()
 	for i := range c.names {
-		if c.names[i].valid && c.names[i].dir == dir {
+		if c.names[i].valid && c.names[i].dir == dir && c.names[i].writes == writes {
 			return &c.names[i]
 		}
 	}
 	nc := &c.names[c.namesNext%uint32(len(c.names))]
 	c.namesNext++
 	nc.fill(c, dir)
+	nc.writes = writes
 	return nc
 }
 
@@ -411,7 +443,7 @@ func (d *dirNames) fill(c *Checker, dir uint32) {
 		d.idx = map[uint32]uint64{}
 	}
 	clear(d.idx)
-	d.ok = c.iterateDir(dir, func(e uint32, nm []byte) bool {
+	d.ok = c.iterateDirOpt(dir, true, func(e uint32, nm []byte) bool {
 		if string(nm) == ".." {
 			d.parent = e
 		}
@@ -439,8 +471,11 @@ func (d *dirNames) fill(c *Checker, dir uint32) {
 // every read outside the inode scan), which makes the path "???".
 func (c *Checker) isDirInode(ino uint32) (isDir, readable bool) {
 	f := c.fs
-	if ino == 0 || ino > f.InodesCount {
+	if ino == 0 {
 		return false, true
+	}
+	if ino > f.InodesCount {
+		return false, false // EXT2_ET_BAD_INODE_NUM
 	}
 	b := c.getIterBufs()
 	defer c.putIterBufs(b)

@@ -351,6 +351,10 @@ type dirWorker struct {
 	unitErr []error            // read error per block of the unit
 	di      problem.DirentInfo // the entry being checked
 	lastDi  problem.DirentInfo // the last entry decoded in the block
+	// cur is where the entry being checked lives (repair writes it);
+	// entryModified is set when a fix changed it.
+	cur           curEntry
+	entryModified bool
 }
 
 // readInode reads an inode outside the pass-1 scan.
@@ -448,7 +452,11 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 		dd = d
 		if db.lblk >= d.numBlocks {
 			q := problem.Problem{Code: problem.PR_2_UNEXPECTED_HTREE_BLOCK, Ino: ino, Dir: ino, Blk: db.blk, BlkCount: int64(db.lblk)}
-			c.fix(q)
+			if c.fix(q) && c.repairing() {
+				c.clearIndexFlag(ino)
+				c.setRehash(ino)
+				d.numBlocks = 0
+			}
 			dd = nil
 		} else {
 			dxb = &d.leaf[db.lblk]
@@ -475,6 +483,11 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 					q := base
 					q.Code = problem.PR_2_HTREE_BAD_ROOT
 					if c.fix(q) {
+						if c.repairing() {
+							c.clearIndexFlag(ino)
+							c.setRehash(ino)
+							d.numBlocks = 0
+						}
 						dd, dxb = nil, nil
 					}
 				}
@@ -525,6 +538,8 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 	clear(w.names)
 	offset := 0
 	prevOff := -1
+	synthPrev := false
+	lastOff := 0
 	recLen := 0
 	modified := false
 	// The entry being checked and the last one seen live in the worker,
@@ -544,13 +559,22 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 			}
 			d, _ = ondisk.DecodeDirent(area, offset, f.BlockSize)
 			nameLen := d.NameLen
+			lastOff = offset
 			w.di = direntInfo(area, offset, d)
 			*lastDirent = w.di
 			if offset+recLen > maxSize || recLen < 12 || recLen%4 != 0 || ondisk.DirRecLen(nameLen, 0) > recLen {
 				q := base
 				q.Code, q.Num, q.Dirent = problem.PR_2_DIR_CORRUPTED, uint64(offset), &w.di
 				if c.fix(q) {
-					return true
+					if !c.repairing() {
+						return true
+					}
+					offset = w.salvageDirectory(area, offset, prevOff, maxSize, synthPrev)
+					modified = true
+					if offset >= maxSize {
+						break
+					}
+					continue
 				}
 				// e2fsck cannot go on with a block it was not allowed to
 				// salvage: it stops the whole run.
@@ -575,6 +599,11 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 		}
 		w.di = problem.DirentInfo{Ino: d.Ino, RecLen: uint32(d.RecLen), NameLen: uint8(d.NameLen), FileType: d.FileType, Name: name}
 		*lastDirent = w.di
+		w.cur = curEntry{area: area, off: offset, synthetic: synthetic}
+		lastOff = offset
+		if synthetic {
+			w.cur.area = nil
+		}
 		p := base
 		p.Num = uint64(offset)
 		p.Dirent = &w.di
@@ -599,22 +628,49 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 		var pending problem.Code // e2fsck's "problem" carries over to later checks
 		switch {
 		case dotState == 0:
-			w.checkDot(p, d, name, nextByte)
+			if w.checkDot(p, d, name, nextByte) {
+				modified = true
+			}
 		case dotState == 1:
-			w.checkDotDot(p, d, name, nextByte)
+			if w.checkDotDot(p, d, name, nextByte) {
+				modified = true
+			}
 		case d.Ino == ino:
 			pending = problem.PR_2_LINK_DOT
 			if ask(problem.PR_2_LINK_DOT) {
 				skip = true
+				if w.clearEntry() {
+					modified = true
+				}
 			}
 		}
+		if w.cur.area != nil && modified {
+			// The fixes of '.' and '..' rewrote the entry.
+			d, _ = ondisk.DecodeDirent(area, offset, f.BlockSize)
+			name = area[offset+ondisk.DirentHeaderSize : offset+ondisk.DirentHeaderSize+min(d.NameLen, max(0, maxSize-offset-ondisk.DirentHeaderSize))]
+			d.RecLen = ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[offset+4:]), f.BlockSize)
+			w.di = problem.DirentInfo{Ino: d.Ino, RecLen: uint32(d.RecLen), NameLen: uint8(d.NameLen), FileType: d.FileType, Name: name}
+			p.Dirent = &w.di
+		}
 		if !skip && d.Ino != 0 {
-			w.checkEntry(p, d, name, dotState, ino, dd, dxb, filetypeFS, area, offset, ask, &dupsFound, pending, blk)
+			w.entryModified = false
+			if w.checkEntry(p, d, name, dotState, ino, dd, dxb, filetypeFS, area, offset, ask, &dupsFound, pending, blk) {
+				if w.clearEntry() {
+					modified = true
+				}
+			}
+			if w.entryModified {
+				modified = true
+			}
 			if c.abort {
 				return false
 			}
 		}
+		synthPrev = synthetic
 		prevOff = offset
+		if modified && !synthetic {
+			recLen = ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[offset+4:]), f.BlockSize)
+		}
 		if inlineSize == 0 || dotState > 1 {
 			offset += recLen
 		} else if dotState == 1 {
@@ -626,7 +682,6 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 			break
 		}
 	}
-	_ = prevOff
 	if dxb != nil && (dxb.typ == dxTypeRoot || dxb.typ == dxTypeNode) {
 		w.parseIntNode(db, dd, buf, failedCsum)
 	}
@@ -635,12 +690,30 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 		q.Code = problem.PR_2_FINAL_RECLEN
 		q.Num = uint64(recLen + offset - maxSize)
 		q.Dirent = lastDirent
-		c.fix(q)
+		if c.repairing() && !synthPrev && lastOff+ondisk.DirentHeaderSize <= len(area) {
+			// e2fsck's pointer shows the entry as the salvage left it,
+			// its name cut at rec_len.
+			ld, _ := ondisk.DecodeDirent(area, lastOff, f.BlockSize)
+			ld.RecLen = int(binary.LittleEndian.Uint16(area[lastOff+4:]))
+			di := direntInfo(area, lastOff, ld)
+			if int(di.NameLen) > ld.RecLen {
+				di.Name = di.Name[:min(len(di.Name), ld.RecLen)]
+			}
+			q.Dirent = &di
+		}
+		if c.fix(q) && c.repairing() && lastOff+ondisk.DirentHeaderSize <= len(area) {
+			binary.LittleEndian.PutUint16(area[lastOff+4:], uint16(q.Num))
+			modified = true
+		}
 	}
-	if !modified && isLeaf && inlineSize == 0 && failedCsum {
+	if modified && c.repairing() {
+		w.writeDirBlockFixed(db, buf, isLeaf, inlineSize, dirInode)
+	} else if !modified && isLeaf && inlineSize == 0 && failedCsum {
 		q := base
 		q.Code = problem.PR_2_LEAF_NODE_ONLY_CSUM_INVALID
-		c.fix(q)
+		if c.fix(q) && c.repairing() {
+			c.writeDirBlock(db.blk, buf, ino)
+		}
 	}
 	return true
 }
@@ -708,8 +781,9 @@ func (w *dirWorker) detach(p problem.Problem) problem.Problem {
 	return p
 }
 
-// checkDot validates the '.' entry.
-func (w *dirWorker) checkDot(p problem.Problem, d ondisk.Dirent, name []byte, next func(int) byte) {
+// checkDot validates the '.' entry. It returns true when a fix changed
+// the block.
+func (w *dirWorker) checkDot(p problem.Problem, d ondisk.Dirent, name []byte, next func(int) byte) bool {
 	c := w.c
 	var code problem.Code
 	switch {
@@ -721,25 +795,41 @@ func (w *dirWorker) checkDot(p problem.Problem, d ondisk.Dirent, name []byte, ne
 		code = problem.PR_2_DOT_NULL_TERM
 	}
 	created := false
+	status := false
+	ft := uint8(ondisk.FTDir)
 	if code != 0 {
+		ft = w.dotFileType()
 		q := p
 		q.Code = code
 		created = c.fix(q)
+		if created && w.fixDot(p.Ino) {
+			d.Ino = p.Ino
+			d.RecLen = max(d.RecLen, 12)
+			status = true
+		}
 	}
 	if d.Ino != p.Ino {
 		q := p
 		q.Code = problem.PR_2_BAD_INODE_DOT
-		c.fix(q)
+		if c.fix(q) && w.setEntryIno(p.Ino) {
+			status = true
+		}
 	}
-	if d.RecLen > 12 && d.RecLen-12 > 12 && !created {
+	if d.RecLen > 12 && d.RecLen-12 > 12 && (created || func() bool {
 		q := p
 		q.Code = problem.PR_2_SPLIT_DOT
-		c.fix(q)
+		return c.fix(q)
+	}()) {
+		if w.splitDot(d.RecLen, ft) {
+			status = true
+		}
 	}
+	return status
 }
 
-// checkDotDot validates the '..' entry and records its target.
-func (w *dirWorker) checkDotDot(p problem.Problem, d ondisk.Dirent, name []byte, next func(int) byte) {
+// checkDotDot validates the '..' entry and records its target. It
+// returns true when a fix changed the block.
+func (w *dirWorker) checkDotDot(p problem.Problem, d ondisk.Dirent, name []byte, next func(int) byte) bool {
 	c := w.c
 	var code problem.Code
 	switch {
@@ -753,8 +843,10 @@ func (w *dirWorker) checkDotDot(p problem.Problem, d ondisk.Dirent, name []byte,
 	if code != 0 {
 		q := p
 		q.Code = code
-		c.fix(q)
-		return
+		if c.fix(q) {
+			return w.fixDotDotEntry()
+		}
+		return false
 	}
 	if c.p2recording() {
 		b := &c.p2blocks[len(c.p2blocks)-1]
@@ -762,6 +854,7 @@ func (w *dirWorker) checkDotDot(p problem.Problem, d ondisk.Dirent, name []byte,
 	} else if di := c.findDir(p.Ino); di != nil {
 		di.dotdot = d.Ino
 	}
+	return false
 }
 
 // checkEntry runs the target, type, name, htree and link checks of one
@@ -891,7 +984,9 @@ func (w *dirWorker) checkFiletype(p problem.Problem, d ondisk.Dirent, filetypeFS
 		if d.FileType != 0 {
 			q := p
 			q.Code = problem.PR_2_CLEAR_FILETYPE
-			c.fix(q)
+			if c.fix(q) {
+				w.setEntryType(0)
+			}
 		}
 		return
 	}
@@ -916,7 +1011,9 @@ func (w *dirWorker) checkFiletype(p problem.Problem, d ondisk.Dirent, filetypeFS
 	} else {
 		q.Code = problem.PR_2_SET_FILETYPE
 	}
-	c.fix(q)
+	if c.fix(q) {
+		w.setEntryType(should)
+	}
 }
 
 // checkEncryptedEntry checks a name in an encrypted directory and that the
@@ -966,7 +1063,9 @@ func (w *dirWorker) checkName(p problem.Problem, name []byte) {
 	if bytes.IndexByte(name, '/') >= 0 || bytes.IndexByte(name, 0) >= 0 {
 		q := p
 		q.Code = problem.PR_2_BAD_NAME
-		w.c.fix(q)
+		if w.c.fix(q) {
+			w.fixName(name)
+		}
 	}
 }
 
@@ -990,10 +1089,14 @@ func (w *dirWorker) processBadInode(dir, ino uint32) bool {
 		return c.fix(q)
 	}
 	notFixed := false
+	modified := false
 	acl := n.FileACL(sb.Is64bit())
 	if acl != 0 && !sb.HasCompat(ondisk.CompatExtAttr) {
 		if !ask(problem.PR_2_FILE_ACL_ZERO, 0) {
 			notFixed = true
+		} else {
+			n.SetFileACL(0)
+			modified = true
 		}
 	}
 	var code problem.Code
@@ -1024,42 +1127,55 @@ func (w *dirWorker) processBadInode(dir, ino uint32) bool {
 	}
 	if code != 0 {
 		if ask(code, 0) {
+			if c.repairing() {
+				c.deallocateInode(ino)
+			}
 			return true
 		}
 		notFixed = true
 	}
-	if n.Faddr() != 0 && !ask(problem.PR_2_FADDR_ZERO, 0) {
-		notFixed = true
-	}
-	if sb.CreatorOS() == ondisk.OSHurd {
-		if n.HurdFrag() != 0 && !ask(problem.PR_2_FRAG_ZERO, uint64(n.HurdFrag())) {
+	// The field fixes edit the inode read above (e2fsck writes its
+	// 128-byte view back at the end).
+	fixed := func(code problem.Code, num uint64, apply func()) {
+		if ask(code, num) {
+			apply()
+			modified = true
+		} else {
 			notFixed = true
 		}
-		if n.HurdFsize() != 0 && !ask(problem.PR_2_FSIZE_ZERO, uint64(n.HurdFsize())) {
-			notFixed = true
+	}
+	if n.Faddr() != 0 {
+		fixed(problem.PR_2_FADDR_ZERO, 0, func() { binary.LittleEndian.PutUint32(n[112:], 0) })
+	}
+	if sb.CreatorOS() == ondisk.OSHurd {
+		if n.HurdFrag() != 0 {
+			fixed(problem.PR_2_FRAG_ZERO, uint64(n.HurdFrag()), func() { n[116] = 0 })
+		}
+		if n.HurdFsize() != 0 {
+			fixed(problem.PR_2_FSIZE_ZERO, uint64(n.HurdFsize()), func() { n[117] = 0 })
 		}
 	}
 	if sb.CreatorOS() == ondisk.OSLinux && !sb.HasRoCompat(ondisk.RoCompatHugeFile) && n.BlocksHi() != 0 {
-		if !ask(problem.PR_2_BLOCKS_HI_ZERO, uint64(n.BlocksHi())) {
+		if ask(problem.PR_2_BLOCKS_HI_ZERO, uint64(n.BlocksHi())) {
+			binary.LittleEndian.PutUint16(n[116:], 0)
+			modified = true
+		} else if !c.repairing() {
 			notFixed = true
 		}
 	}
 	if sb.CreatorOS() == ondisk.OSLinux && !sb.Is64bit() && n.FileACLHi() != 0 {
-		if !ask(problem.PR_2_I_FILE_ACL_HI_ZERO, uint64(n.FileACLHi())) {
-			notFixed = true
-		}
+		fixed(problem.PR_2_I_FILE_ACL_HI_ZERO, uint64(n.FileACLHi()), func() { binary.LittleEndian.PutUint16(n[118:], 0) })
 	}
 	acl = n.FileACL(sb.Is64bit())
 	if acl != 0 && (acl < f.FirstDataBlock || acl >= f.BlocksCount) {
-		if !ask(problem.PR_2_FILE_ACL_BAD, 0) {
-			notFixed = true
-		}
+		fixed(problem.PR_2_FILE_ACL_BAD, 0, func() { n.SetFileACL(0) })
 	}
 	if n.SizeHigh() != 0 && !sb.HasIncompat(ondisk.IncompatLargeDir) && n.IsDir() &&
 		uint64(n.BlocksLo()) < uint64(1)<<(29-f.BlockBits) {
-		if !ask(problem.PR_2_DIR_SIZE_HIGH_ZERO, uint64(n.SizeHigh())) {
-			notFixed = true
-		}
+		fixed(problem.PR_2_DIR_SIZE_HIGH_ZERO, uint64(n.SizeHigh()), func() { binary.LittleEndian.PutUint32(n[108:], 0) })
+	}
+	if modified && c.repairing() {
+		c.writeInode(ino, n)
 	}
 	if !notFixed {
 		c.inodeBad.Clear(uint64(ino))
@@ -1198,6 +1314,7 @@ func (c *Checker) applyDxRefs(r *dxNodeRefs) {
 // rebuild.
 func (w *dirWorker) clearHtree(dd *dxDirState, ino uint32) {
 	dd.numBlocks = 0
+	w.c.clearIndexFlag(ino)
 	w.c.setRehash(ino)
 }
 
@@ -1267,7 +1384,11 @@ func (c *Checker) checkHtrees(dx map[uint32]*dxDirState) {
 			}
 		}
 		if bad {
-			c.fix(problem.Problem{Code: problem.PR_2_HTREE_CLEAR, Dir: ino})
+			if c.fix(problem.Problem{Code: problem.PR_2_HTREE_CLEAR, Dir: ino}) && c.repairing() {
+				c.clearIndexFlag(ino)
+				c.setRehash(ino)
+				d.numBlocks = 0
+			}
 		}
 	}
 }

@@ -91,7 +91,7 @@ func (c *Checker) checkDirectory(dir uint32, done *bitmap.Bitmap, loop **bitmap.
 			}
 			if c.fix(p) && c.repairing() {
 				if c.reconnectFile(p.Ino) {
-					c.invalidSuper = true
+					c.unmarkValid()
 				} else {
 					c.fixDotDot(p.Ino, c.lpf)
 				}

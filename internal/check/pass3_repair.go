@@ -460,6 +460,17 @@ func (c *Checker) expandDirectory(dir uint32) error {
 	return nil
 }
 
+// adjustDotDot moves a '..' reference from old to parent, reporting an
+// inode whose count cannot be adjusted as fix_dotdot_proc does.
+func (c *Checker) adjustDotDot(old, parent uint32) {
+	if !c.adjustInodeCount(old, -1) {
+		c.fix(problem.Problem{Code: problem.PR_3_ADJUST_INODE, Err: "Illegal inode number"})
+	}
+	if !c.adjustInodeCount(parent, 1) {
+		c.fix(problem.Problem{Code: problem.PR_3_ADJUST_INODE, Err: "Illegal inode number"})
+	}
+}
+
 // fixDotDot is pass 3's fix_dotdot: dir's '..' names parent, the link
 // counts follow, and the directory's recorded parent becomes /lost+found
 // (as e2fsck records it).
@@ -474,8 +485,7 @@ func (c *Checker) fixDotDot(dir, parent uint32) {
 	done := false
 	if n.Flags()&ondisk.FlagInlineData != 0 {
 		old := binary.LittleEndian.Uint32(n.IBlock())
-		c.adjustInodeCount(old, -1)
-		c.adjustInodeCount(parent, 1)
+		c.adjustDotDot(old, parent)
 		n = c.readFullInode(dir)
 		binary.LittleEndian.PutUint32(n.IBlock(), parent)
 		c.writeInode(dir, n)
@@ -494,8 +504,7 @@ func (c *Checker) fixDotDot(dir, parent uint32) {
 					break blocks
 				}
 				if d.NameLen == 2 && buf[off+8] == '.' && buf[off+9] == '.' {
-					c.adjustInodeCount(d.Ino, -1)
-					c.adjustInodeCount(parent, 1)
+					c.adjustDotDot(d.Ino, parent)
 					binary.LittleEndian.PutUint32(buf[off:], parent)
 					buf[off+7] = ft
 					c.writeDirBlock(pb, buf, dir)
@@ -508,7 +517,7 @@ func (c *Checker) fixDotDot(dir, parent uint32) {
 	}
 	if !done {
 		c.fix(problem.Problem{Code: problem.PR_3_FIX_PARENT_NOFIND, Ino: dir})
-		c.invalidSuper = true
+		c.unmarkValid()
 	}
 	if di := c.findDir(dir); di != nil {
 		di.dotdot = parent

@@ -10,7 +10,8 @@ import (
 
 func init() {
 	canRepair(problem.PR_4_BAD_REF_COUNT, problem.PR_4_INCONSISTENT_COUNT, problem.PR_4_DIR_OVERFLOW_REF_COUNT,
-		problem.PR_4_DIR_NLINK_FEATURE, problem.PR_4_ZERO_LEN_INODE, problem.PR_4_UNATTACHED_INODE)
+		problem.PR_4_DIR_NLINK_FEATURE, problem.PR_4_ZERO_LEN_INODE, problem.PR_4_UNATTACHED_INODE,
+		problem.PR_4_EA_INODE_REF_COUNT)
 }
 
 // linkMax is EXT2_LINK_MAX: directories above it need dir_nlink.
@@ -56,7 +57,14 @@ func (c *Checker) pass4(ctx context.Context) error {
 				counted = 1
 				refs := uint64(n.Ctime())<<32 | uint64(n.Version())
 				if refs != c.eaInodeRefs[i] && n.Ctime() != n.Atime() {
-					c.fix(problem.Problem{Code: problem.PR_4_EA_INODE_REF_COUNT, Ino: i, Num: refs, Num2: c.eaInodeRefs[i], Inode: c.inodeInfo(n)})
+					if c.fix(problem.Problem{Code: problem.PR_4_EA_INODE_REF_COUNT, Ino: i, Num: refs, Num2: c.eaInodeRefs[i], Inode: c.inodeInfo(n)}) && c.repairing() {
+						// ext2fs_set_ea_inode_ref: high word in i_ctime,
+						// low word in i_version.
+						actual := c.eaInodeRefs[i]
+						binary.LittleEndian.PutUint32(n[12:], uint32(actual>>32))
+						binary.LittleEndian.PutUint32(n[36:], uint32(actual))
+						c.writeInode(i, n)
+					}
 				}
 			}
 		}
@@ -136,8 +144,8 @@ func (c *Checker) disconnectInode(w *dirWorker, i uint32) bool {
 	q := p
 	q.Code = problem.PR_4_UNATTACHED_INODE
 	if c.fix(q) {
-		if c.repairing() {
-			c.reconnectFile(i)
+		if c.repairing() && c.reconnectFile(i) {
+			c.unmarkValid()
 		}
 		return false
 	}

@@ -1,0 +1,317 @@
+package check
+
+import (
+	"encoding/binary"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// The "yes" paths of pass 2 (check_dir_block): entries are edited in the
+// block buffer and the block is written once, with its checksum, when a
+// fix changed it. Repair runs pass 2 serially, so these edits see e2fsck's
+// order.
+
+func init() {
+	canRepair(
+		// entries cleared
+		problem.PR_2_UNUSED_INODE, problem.PR_2_BAD_INO, problem.PR_2_BB_INODE,
+		problem.PR_2_DUP_DOT, problem.PR_2_DUP_DOT_DOT, problem.PR_2_LINK_ROOT,
+		problem.PR_2_NULL_NAME, problem.PR_2_LINK_DOT, problem.PR_2_LINK_DIR,
+		problem.PR_2_BAD_ENCRYPTED_NAME, problem.PR_2_UNENCRYPTED_FILE,
+		problem.PR_2_INCONSISTENT_ENCRYPTION_POLICY,
+		// entries rewritten
+		problem.PR_2_BAD_FILETYPE, problem.PR_2_SET_FILETYPE, problem.PR_2_CLEAR_FILETYPE,
+		problem.PR_2_BAD_NAME, problem.PR_2_DIR_CORRUPTED, problem.PR_2_FINAL_RECLEN,
+		problem.PR_2_MISSING_DOT, problem.PR_2_1ST_NOT_DOT, problem.PR_2_DOT_NULL_TERM,
+		problem.PR_2_BAD_INODE_DOT, problem.PR_2_SPLIT_DOT,
+		problem.PR_2_MISSING_DOT_DOT, problem.PR_2_2ND_NOT_DOT_DOT, problem.PR_2_DOT_DOT_NULL_TERM,
+		problem.PR_2_LEAF_NODE_ONLY_CSUM_INVALID,
+		// htree cleared (rebuilt in pass 3A)
+		problem.PR_2_HTREE_BAD_ROOT, problem.PR_2_UNEXPECTED_HTREE_BLOCK, problem.PR_2_HTREE_CLEAR,
+		problem.PR_2_HTREE_ROOT_CSUM_INVALID, problem.PR_2_HTREE_NODE_CSUM_INVALID,
+		problem.PR_2_HTREE_BAD_LIMIT, problem.PR_2_HTREE_BAD_COUNT, problem.PR_2_HTREE_BADBLK,
+		problem.PR_2_HTREE_HASH_ORDER, problem.PR_2_LEAF_NODE_MISSING_CSUM,
+		// bad inodes (process_bad_inode)
+		problem.PR_2_BAD_MODE, problem.PR_2_BAD_CHAR_DEV, problem.PR_2_BAD_BLOCK_DEV,
+		problem.PR_2_BAD_FIFO, problem.PR_2_BAD_SOCKET, problem.PR_2_INVALID_SYMLINK,
+		problem.PR_2_FILE_ACL_ZERO, problem.PR_2_FADDR_ZERO, problem.PR_2_FRAG_ZERO,
+		problem.PR_2_FSIZE_ZERO, problem.PR_2_BLOCKS_HI_ZERO, problem.PR_2_I_FILE_ACL_HI_ZERO,
+		problem.PR_2_FILE_ACL_BAD, problem.PR_2_DIR_SIZE_HIGH_ZERO,
+	)
+}
+
+// curEntry is where the entry being checked lives: area is nil for the
+// synthesised '.' and '..' of an inline directory.
+type curEntry struct {
+	area      []byte
+	off       int
+	synthetic bool
+}
+
+// editable reports whether a fix may edit the current entry.
+func (w *dirWorker) editable() bool {
+	return w.c.repairing() && w.cur.area != nil && w.cur.off+ondisk.DirentHeaderSize <= len(w.cur.area)
+}
+
+// clearEntry sets the current entry's inode to 0 (dirent->inode = 0).
+func (w *dirWorker) clearEntry() bool {
+	if !w.editable() {
+		return false
+	}
+	binary.LittleEndian.PutUint32(w.cur.area[w.cur.off:], 0)
+	return true
+}
+
+// setEntryIno sets the current entry's inode.
+func (w *dirWorker) setEntryIno(ino uint32) bool {
+	if !w.editable() {
+		return false
+	}
+	binary.LittleEndian.PutUint32(w.cur.area[w.cur.off:], ino)
+	return true
+}
+
+// setEntryType sets the current entry's file type byte.
+func (w *dirWorker) setEntryType(ft uint8) {
+	if !w.editable() {
+		return
+	}
+	w.cur.area[w.cur.off+7] = ft
+	w.entryModified = true
+}
+
+// fixName replaces '/' and NUL in a name (which aliases the block) by '.'.
+func (w *dirWorker) fixName(name []byte) {
+	if !w.editable() {
+		return
+	}
+	for i, b := range name {
+		if b == '/' || b == 0 {
+			name[i] = '.'
+		}
+	}
+	w.entryModified = true
+}
+
+// dotFileType is the type check_dot/check_dotdot give a rewritten entry.
+func (w *dirWorker) dotFileType() uint8 {
+	if w.c.sb.HasIncompat(ondisk.IncompatFiletype) {
+		return ondisk.FTDir
+	}
+	return ondisk.FTUnknown
+}
+
+// fixDot rewrites the current entry as '.' naming ino (check_dot's fix).
+func (w *dirWorker) fixDot(ino uint32) bool {
+	if !w.editable() {
+		return false
+	}
+	a, off := w.cur.area, w.cur.off
+	if binary.LittleEndian.Uint16(a[off+4:]) < 12 {
+		binary.LittleEndian.PutUint16(a[off+4:], 12)
+	}
+	binary.LittleEndian.PutUint32(a[off:], ino)
+	a[off+6] = 1
+	a[off+7] = w.dotFileType()
+	if off+10 <= len(a) {
+		a[off+8], a[off+9] = '.', 0
+	}
+	return true
+}
+
+// splitDot is check_dot's split of an oversized '.' entry: '.' keeps 12
+// bytes and, unless '..' follows, the rest becomes an empty entry.
+func (w *dirWorker) splitDot(recLen int, ft uint8) bool {
+	if !w.editable() {
+		return false
+	}
+	a, off := w.cur.area, w.cur.off
+	bs := w.c.fs.BlockSize
+	binary.LittleEndian.PutUint16(a[off+4:], 12)
+	next := off + 12
+	if next+ondisk.DirentHeaderSize > len(a) {
+		return true
+	}
+	if !(next+11 <= len(a) && a[next+8] == '.' && a[next+9] == '.' && a[next+10] == 0) {
+		setRecLen(a, next, recLen-12, bs)
+		binary.LittleEndian.PutUint32(a[next:], 0)
+		a[next+6] = 0
+		a[next+7] = ft
+	}
+	return true
+}
+
+// fixDotDotEntry rewrites the current entry as '..' naming the root
+// (check_dotdot's fix; pass 3 sets the real parent).
+func (w *dirWorker) fixDotDotEntry() bool {
+	if !w.editable() {
+		return false
+	}
+	a, off := w.cur.area, w.cur.off
+	if binary.LittleEndian.Uint16(a[off+4:]) < 12 {
+		binary.LittleEndian.PutUint16(a[off+4:], 12)
+	}
+	binary.LittleEndian.PutUint32(a[off:], ondisk.RootIno)
+	a[off+6] = 2
+	a[off+7] = w.dotFileType()
+	if off+11 <= len(a) {
+		a[off+8], a[off+9], a[off+10] = '.', '.', 0
+	}
+	return true
+}
+
+// salvageDirectory is e2fsck's salvage_directory over area[:blockLen]: it
+// repairs the corrupt entry at off and returns the offset to check next.
+// prev is the previous entry's offset (-1 when there is none).
+func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevSynthetic bool) int {
+	bs := w.c.fs.BlockSize
+	if prevSynthetic {
+		prev = -1
+	}
+	var nameLen, recLen int
+	if blockLen-off < ondisk.DirentHeaderSize {
+		recLen = blockLen - off
+	} else {
+		nameLen = int(area[off+6])
+		recLen = ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[off+4:]), bs)
+	}
+	left := blockLen - off - recLen
+	// An 8-byte entry: move the rest of the block up over it.
+	if left >= ondisk.DirRecLen(1, 0) && recLen == ondisk.DirentHeaderSize {
+		copy(area[off:], area[off+8:off+8+left])
+		clear(area[off+left : off+left+8])
+		return off
+	}
+	// An entry running past the end whose name fits: shorten it.
+	if left < 0 && recLen+left > ondisk.DirentHeaderSize && ondisk.DirRecLen(nameLen, 0) <= recLen+left &&
+		binary.LittleEndian.Uint32(area[off:]) <= w.c.fs.InodesCount && off+8+nameLen <= len(area) &&
+		!containsZero(area[off+8:off+8+nameLen]) {
+		setRecLen(area, off, recLen+left, bs)
+		return off
+	}
+	// A plausible length: the previous entry absorbs this one.
+	if prev >= 0 && recLen != 0 && recLen%4 == 0 && off+recLen <= blockLen {
+		p := ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[prev+4:]), bs)
+		setRecLen(area, prev, p+recLen, bs)
+		return off + recLen
+	}
+	// Otherwise the rest of the block goes: to the previous entry, or
+	// as one empty entry.
+	if prev >= 0 {
+		p := ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[prev+4:]), bs)
+		setRecLen(area, prev, p+blockLen-off, bs)
+		return bs
+	}
+	if off+ondisk.DirentHeaderSize <= len(area) {
+		setRecLen(area, off, blockLen-off, bs)
+		area[off+6] = 0
+		area[off+7] = 0
+		binary.LittleEndian.PutUint32(area[off:], 0)
+	}
+	return off
+}
+
+func containsZero(b []byte) bool {
+	for _, x := range b {
+		if x == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// insertDirentTail is pass 2's insert_dirent_tail: the last entry is
+// shortened to make room for a checksum tail. It returns false when it
+// cannot.
+func insertDirentTail(buf []byte, bs int) bool {
+	top := bs - ondisk.DirTailSize
+	d := 0
+	for {
+		rl := int(binary.LittleEndian.Uint16(buf[d+4:]))
+		if rl == 0 || rl&3 != 0 || d+rl > top {
+			break
+		}
+		d += rl
+		if d+ondisk.DirentHeaderSize > bs {
+			break
+		}
+	}
+	if d != top {
+		minSize := ondisk.DirRecLen(int(buf[6]), 0)
+		if minSize > top-d {
+			return false
+		}
+		binary.LittleEndian.PutUint16(buf[d+4:], uint16(top-d))
+	}
+	t := buf[top:bs]
+	if binary.LittleEndian.Uint32(t) != 0 || binary.LittleEndian.Uint16(t[4:]) != ondisk.DirTailSize ||
+		binary.LittleEndian.Uint16(t[6:]) != uint16(ondisk.DirTailFileType)<<8 {
+		initDirTail(buf, bs)
+	}
+	return true
+}
+
+// writeDirBlockFixed writes a block check_dir_block changed: a leaf
+// without room for its checksum tail gets one (or its directory is queued
+// for rebuilding), then the block is written with its checksum.
+func (w *dirWorker) writeDirBlockFixed(db *dirBlock, buf []byte, isLeaf bool, inlineSize int, dirInode ondisk.Inode) {
+	c := w.c
+	f := c.fs
+	if f.MetadataCsum && isLeaf && inlineSize == 0 && !dirHasTail(f.BlockSize, buf) {
+		if !insertDirentTail(buf, f.BlockSize) {
+			c.setRehash(db.ino)
+		}
+	}
+	if inlineSize > 0 {
+		n := c.readFullInode(db.ino)
+		copy(n.IBlock(), buf[:ondisk.IBlockSize])
+		if inlineSize > ondisk.IBlockSize {
+			setInlineDataValue(n, buf[ondisk.IBlockSize:inlineSize])
+		}
+		c.writeInode(db.ino, n)
+		c.invalidateNames()
+		return
+	}
+	c.writeDirBlock(db.blk, buf, db.ino)
+}
+
+// clearIndexFlag is clear_htree's inode update: the directory loses
+// INDEX_FL (its blocks are then read as a linear directory).
+func (c *Checker) clearIndexFlag(ino uint32) {
+	if !c.repairing() {
+		return
+	}
+	n := c.readFullInode(ino)
+	n.SetFlags(n.Flags() &^ ondisk.FlagIndex)
+	c.writeInode(ino, n)
+	c.invalidateNames()
+}
+
+// setInlineDataValue overwrites the in-inode "system.data" attribute (the
+// part of an inline directory past i_block) with v of the same size and
+// recomputes the entry's hash, as the library's xattr write does.
+func setInlineDataValue(n ondisk.Inode, v []byte) {
+	area := n.InlineEA()
+	if len(area) < 4 || binary.LittleEndian.Uint32(area) != ondisk.XattrMagic {
+		return
+	}
+	entries := area[4:]
+	for off := 0; off < len(entries); {
+		e, end, ok := ondisk.DecodeXattrEntry(entries, off)
+		if !ok || end {
+			return
+		}
+		if e.NameIndex == ondisk.XattrIndexSystem && string(e.Name) == "data" {
+			if e.ValueInum != 0 || e.ValueOffs+int(e.ValueSize) > len(entries) {
+				return
+			}
+			val := entries[e.ValueOffs : e.ValueOffs+int(e.ValueSize)]
+			copy(val, v)
+			h := ondisk.XattrValueHash(ondisk.XattrNameHash(e.Name, false), val)
+			binary.LittleEndian.PutUint32(entries[off+12:], h)
+			return
+		}
+		off += e.EntryBytes
+	}
+}
