@@ -245,7 +245,9 @@ func (c *Checker) passDup() {
 			c.fix(q)
 		}
 		p.Code = problem.PR_1D_DELETE_QUESTION
-		c.fix(p)
+		if c.fix(p) && c.repairing() {
+			c.deleteDupFile(di, clusters)
+		}
 	}
 }
 

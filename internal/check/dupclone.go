@@ -15,7 +15,7 @@ import (
 // file sharing a block with itself keeps its second reference.
 
 func init() {
-	canRepair(problem.PR_1D_CLONE_QUESTION)
+	canRepair(problem.PR_1D_CLONE_QUESTION, problem.PR_1D_DELETE_QUESTION)
 }
 
 // cloneMaxDepth bounds the extent tree walk (the format allows 5 levels).
@@ -33,7 +33,8 @@ type cloneState struct {
 	buf        []byte
 	clusters   map[uint64]*dupCluster
 	dirBlocks  map[uint32]int // logical block -> index in c.dblist
-	err        string
+	err        string         // an allocation or read failure (clone_struct's errcode)
+	iterErr    string         // the block iteration failed (remapping an extent)
 }
 
 // decrementBadcount is e2fsck's decrement_badcount: a cluster with one
@@ -141,7 +142,12 @@ func (c *Checker) cloneFile(di *dupInode, inodes map[uint32]*dupInode, clusters 
 		}
 	}
 	cs.deferredDec()
+	if cs.iterErr != "" {
+		c.fix(problem.Problem{Code: problem.PR_1B_BLOCK_ITERATE, Ino: ino, Str: "clone_file", Err: cs.iterErr})
+		return cs.iterErr
+	}
 	if cs.err != "" {
+		c.diag("clone_file: %s returned from clone_file_block\n", cs.err)
 		return cs.err
 	}
 	is64 := c.sb.Is64bit()
@@ -454,7 +460,8 @@ func (cs *cloneState) extentLeaf(n ondisk.Inode, h ondisk.ExtentHeader, root boo
 			}
 			changed = true
 			if !sim.setBmap(e.Lblk+k, nb, e.Uninit) {
-				cs.err = "No free space in extent map"
+				cs.iterErr = "No free space in extent map"
+				cs.err = cs.iterErr
 				return false
 			}
 		}
@@ -500,4 +507,56 @@ func (cs *cloneState) extentLeaf(n ondisk.Inode, h ondisk.ExtentHeader, root boo
 	binary.LittleEndian.PutUint16(ent[8:], uint16(leafBlk>>32))
 	binary.LittleEndian.PutUint16(ent[10:], 0)
 	return true
+}
+
+// deleteDupFile is e2fsck's delete_file: the file's blocks that no other
+// file claims are freed, its claims on shared ones dropped, its EA block
+// reference released, and the inode cleared.
+func (c *Checker) deleteDupFile(di *dupInode, clusters map[uint64]*dupCluster) {
+	f := c.fs
+	ino := di.ino
+	n := ondisk.Inode(di.inode)
+	dupBlocks := int64(0)
+	curCluster := ^uint64(0)
+	visit := func(b uint64, blockcnt int64) {
+		if b == 0 {
+			return
+		}
+		lc := uint64(blockcnt) >> f.ClusterBits
+		if b < f.BlocksCount && c.blockDup.Test(f.ClusterOf(b)) {
+			if dc := clusters[f.ClusterOf(b)]; dc != nil && lc != curCluster {
+				c.decrementBadcount(b, dc)
+				dupBlocks++
+			}
+		} else {
+			if b%(uint64(1)<<f.ClusterBits) == 0 {
+				c.releaseBlock(b)
+			}
+			dupBlocks++
+		}
+		curCluster = lc
+	}
+	if c.hasValidBlocks(n) {
+		c.iterateBlocks(c.newScratch(), n, visit)
+	}
+	c.inodeBad.Clear(uint64(ino))
+	c.inodeReg.Clear(uint64(ino))
+	c.inodeDir.Clear(uint64(ino))
+	c.inodeUsed.Clear(uint64(ino))
+	c.inodeAllocStats(ino, -1, n.IsDir())
+	c.chargeQuota(ino, n, uint64(-dupBlocks*int64(f.BlockSize)), ^uint64(0))
+	n = c.readFullInode(ino)
+	c.zapInode(ino, n)
+	acl := n.FileACL(c.sb.Is64bit())
+	if acl == 0 || !c.sb.HasCompat(ondisk.CompatExtAttr) {
+		return
+	}
+	count, ok := c.adjustEARefcount(acl, -1)
+	if !ok {
+		c.fix(problem.Problem{Code: problem.PR_1B_ADJ_EA_REFCOUNT, Ino: ino, Blk: acl, Str: "delete_file"})
+	}
+	if (ok && count == 0) || (acl < f.BlocksCount && c.blockDup.Test(f.ClusterOf(acl))) {
+		visit(acl, -5)
+		c.chargeQuota(ino, n, uint64(-int64(f.BlockSize)), 0)
+	}
 }
