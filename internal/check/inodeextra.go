@@ -484,8 +484,12 @@ func cstrLen(b []byte) int {
 // EA block, if any, must have a valid header (and checksum).
 func (c *Checker) xattrsReadable(n ondisk.Inode) bool {
 	f := c.fs
+	eaInodeFS := c.sb.HasIncompat(ondisk.IncompatEAInode)
 	if area := n.InlineEA(); len(area) >= 4 && binary.LittleEndian.Uint32(area) == ondisk.XattrMagic {
 		entries := area[4:]
+		if !xattrLayoutOK(entries, 0, eaInodeFS) {
+			return false
+		}
 		for off := 0; ; {
 			e, end, ok := ondisk.DecodeXattrEntry(entries, off)
 			if !ok {
@@ -521,6 +525,9 @@ func (c *Checker) xattrsReadable(n ondisk.Inode) bool {
 	if f.MetadataCsum && x.ComputeChecksum(f.CsumSeed, blk) != x.Checksum() {
 		return false
 	}
+	if !xattrLayoutOK(buf, ondisk.XattrHeaderSize, eaInodeFS) {
+		return false
+	}
 	for off := ondisk.XattrHeaderSize; ; {
 		e, end, ok := ondisk.DecodeXattrEntry(buf, off)
 		if !ok {
@@ -534,4 +541,56 @@ func (c *Checker) xattrsReadable(n ondisk.Inode) bool {
 		}
 		off += e.EntryBytes
 	}
+}
+
+// xattrLayoutOK is the layout validation of the library's
+// read_xattrs_from_buffer: values is the buffer value offsets count from,
+// and the entry table starts at byte entOff of it and runs to its end.
+// Names must fit what remains of the table, values must fit what remains
+// after the names, lie inside the buffer and not overlap the entry table,
+// and an EA inode reference needs the ea_inode feature, a zero offset and
+// a value of at most 64 KiB.
+func xattrLayoutOK(values []byte, entOff int, eaInodeFS bool) bool {
+	if entOff > len(values) {
+		return false
+	}
+	entries := values[entOff:]
+	const es = ondisk.XattrEntrySize
+	last := func(off int) bool { return binary.LittleEndian.Uint32(entries[off:]) == 0 }
+	// The end of the table.
+	remain := len(entries)
+	off := 0
+	for remain >= es && !last(off) {
+		remain -= es
+		name := (int(entries[off]) + 3) &^ 3
+		if name > remain {
+			return false
+		}
+		remain -= name
+		off += es + name
+	}
+	end := off
+	remain = len(entries)
+	for off := 0; remain >= es && !last(off); {
+		remain -= es
+		name := (int(entries[off]) + 3) &^ 3
+		remain -= name
+		offs := int(binary.LittleEndian.Uint16(entries[off+2:]))
+		inum := binary.LittleEndian.Uint32(entries[off+4:])
+		size := uint64(binary.LittleEndian.Uint32(entries[off+8:]))
+		if inum != 0 && !eaInodeFS {
+			return false
+		}
+		if inum == 0 {
+			if remain < 0 || size > uint64(remain) || uint64(offs)+size > uint64(len(values)) ||
+				(size > 0 && offs < entOff+end+4) {
+				return false
+			}
+			remain -= int(size)
+		} else if offs != 0 || size > 64*1024 {
+			return false
+		}
+		off += es + name
+	}
+	return true
 }
