@@ -58,7 +58,7 @@ func recoverJournal(o *options, ov *blockdev.Overlay, f *fs.FS, chk *check.Check
 	res := chk.RecoverJournal()
 	if res.Unsupported != "" {
 		ov.Discard()
-		fatal(o, stderr, "%s: %s is not implemented yet.\nNothing was written to %s. Run e2fsck to repair it, or gofsck -n to check it read-only.", name, res.Unsupported, o.device)
+		fatal(o, stderr, "%s needs journal recovery (%s), which this version of gofsck cannot do yet; nothing was written (run e2fsck)", name, res.Unsupported)
 		return nil, problem.ExitError, false
 	}
 	for _, b := range res.BadBlocks {
