@@ -32,7 +32,8 @@ func repairLikeE2fsck(t *testing.T, name, img string, exact bool) string {
 // unindexed directory of three blocks or more in pass 3A. gofsck must lay
 // out the same htree (root, interior nodes, leaves with 20 % slack) in the
 // same blocks and punch the same ones, byte for byte, on 1k and 4k blocks
-// with and without metadata_csum, block-mapped and extent-mapped.
+// with and without metadata_csum, block-mapped and extent-mapped (one
+// extent, or many under an index block).
 func TestRehashMatchesE2fsck(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
 	big := func(n int) func(tr *testfs.Tree) {
@@ -42,7 +43,17 @@ func TestRehashMatchesE2fsck(t *testing.T) {
 			tr.ManyFiles("small", 30)
 		}
 	}
+	// Files with data between the directory's blocks leave it in many
+	// extents (a tree of depth 1), which the rebuild must grow.
+	fragmented := func(tr *testfs.Tree) {
+		tr.Dir("big")
+		for i := 0; i < 1500; i++ {
+			tr.File(fmt.Sprintf("big/file-with-a-longer-name-%04d", i), 10)
+		}
+	}
 	specs := map[string]testfs.Spec{
+		"ext4-frag":   {FSType: "ext4", Size: 32 << 20, BlockSize: 1024, Populate: fragmented},
+		"ext4-frag4k": {FSType: "ext4", Size: 32 << 20, Populate: fragmented},
 		"ext4-1k":     {FSType: "ext4", Size: 32 << 20, BlockSize: 1024, Populate: big(3000)},
 		"ext4-4k":     {FSType: "ext4", Size: 32 << 20, Populate: big(2000)},
 		"ext4-nocsum": {FSType: "ext4", Size: 32 << 20, BlockSize: 1024, Features: "^metadata_csum", Populate: big(500)},
