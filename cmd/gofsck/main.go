@@ -542,7 +542,7 @@ restart:
 	invalid := rep.Status().Invalid || chk.SuperInvalid()
 	rep.MarkValid()
 	if !o.force {
-		if reason := skipReason(f, invalid); reason == "" {
+		if reason := skipReason(f, invalid, chk.BackupSuperDiffers); reason == "" {
 			if !skipFixes(o, rc, chk, stderr) {
 				return problem.ExitError
 			}
@@ -696,11 +696,11 @@ func abortRun(o *options, rep *problem.Reporter, end problem.RunEnd, name string
 }
 
 // skipReason returns why a full check is needed (e2fsck's check_if_skip),
-// or "" when the filesystem may be skipped as clean. The comparison with
-// the backup superblock is not made: e2fsck makes it only when it can
-// write. orphan_present does not force a check in e2fsck 1.47.0 (the
+// or "" when the filesystem may be skipped as clean. backupDiffers is the
+// comparison with the backup superblock, which e2fsck makes only when it
+// can write (check.Checker.BackupSuperDiffers). orphan_present does not force a check in e2fsck 1.47.0 (the
 // orphan file is validated only by a full check).
-func skipReason(f *fs.FS, invalid bool) string {
+func skipReason(f *fs.FS, invalid bool, backupDiffers func() bool) string {
 	sb := f.SB
 	now := time.Now().Unix()
 	// A clock before 2010 is not trusted: e2fsck then ignores the check
@@ -716,6 +716,8 @@ func skipReason(f *fs.FS, invalid bool) string {
 		return " contains a file system with errors"
 	case sb.State()&ondisk.StateValid == 0:
 		return " was not cleanly unmounted"
+	case backupDiffers():
+		return " primary superblock features different from backup"
 	case sb.MaxMntCount() > 0 && uint32(sb.MntCount()) >= uint32(sb.MaxMntCount()):
 		return fmt.Sprintf(" has been mounted %d times without being checked", sb.MntCount())
 	case sane && interval != 0 && now < lastcheck:
