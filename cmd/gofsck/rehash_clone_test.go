@@ -66,6 +66,31 @@ func TestRehashMatchesE2fsck(t *testing.T) {
 		if !strings.Contains(out, "Pass 3A: Optimizing directories") {
 			t.Errorf("%s: no pass 3A:\n%s", name, out)
 		}
+		// Most entries removed: the rebuilt directory is much smaller
+		// and its tail is punched (extent entries deleted, leaves or
+		// indirect blocks freed).
+		var rm []string
+		for _, l := range strings.Split(testfs.DebugfsRO(t, img, "ls /big"), " ") {
+			if strings.HasPrefix(l, "file-with") || strings.HasPrefix(l, "entry-with") {
+				if len(rm)%10 != 9 {
+					rm = append(rm, "rm /big/"+l)
+				} else {
+					rm = append(rm, "")
+				}
+			}
+		}
+		if len(rm) < 100 {
+			t.Fatalf("%s: only %d entries listed", name, len(rm))
+		}
+		shrunk := testfs.CopyImage(t, img)
+		var cmds []string
+		for _, c := range rm {
+			if c != "" {
+				cmds = append(cmds, c)
+			}
+		}
+		testfs.Debugfs(t, shrunk, cmds...)
+		repairLikeE2fsck(t, name+" shrunk", shrunk, true)
 	}
 }
 

@@ -839,7 +839,7 @@ func (c *Checker) punchExtents(dir uint32, n ondisk.Inode, start uint64) error {
 				}
 			}
 		}
-		binary.LittleEndian.PutUint16(h[2:], uint16(keep))
+		deleteTail(h, keep)
 	}
 	if root.Depth() == 0 {
 		trim(root)
@@ -881,8 +881,24 @@ func (c *Checker) punchExtents(dir uint32, n ondisk.Inode, start uint64) error {
 			}
 			c.writeBlock(x.Leaf, buf)
 		}
-		binary.LittleEndian.PutUint16(root[2:], uint16(keep))
+		deleteTail(root, keep)
 	}
 	c.iblkAdd(n, -freed)
 	return nil
+}
+
+// deleteTail drops the entries of node h from keep on as the library's
+// ext2fs_extent_delete does one at a time: each delete moves the entries
+// after it down a slot, so the freed slots end up holding copies of the
+// last entry.
+func deleteTail(h ondisk.ExtentHeader, keep int) {
+	cnt := int(h.Entries())
+	if keep >= cnt {
+		return
+	}
+	last := h[ondisk.ExtentHeaderSize+(cnt-1)*ondisk.ExtentEntrySize:][:ondisk.ExtentEntrySize]
+	for i := keep; i < cnt-1; i++ {
+		copy(h[ondisk.ExtentHeaderSize+i*ondisk.ExtentEntrySize:], last)
+	}
+	binary.LittleEndian.PutUint16(h[2:], uint16(keep))
 }
