@@ -276,7 +276,15 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 				mask := uint64(1)<<f.ClusterBits - 1
 				newLblk = (newLblk+mask)&^mask | pblk&mask
 			}
-			c.fix(problem.Problem{Code: problem.PR_1_COLLAPSE_DBLOCK, Ino: w.ino, Blk: lblk, Blk2: newLblk, Inode: c.inodeInfo(w.n)})
+			if c.fix(problem.Problem{Code: problem.PR_1_COLLAPSE_DBLOCK, Ino: w.ino, Blk: lblk, Blk2: newLblk, Inode: c.inodeInfo(w.n)}) {
+				// The extent moves down to close the hole.
+				binary.LittleEndian.PutUint32(h[ondisk.ExtentHeaderSize+pos*ondisk.ExtentEntrySize:], uint32(newLblk))
+				c.writeExtentNode(x, level)
+				c.extentFixParents(x, level)
+				lblk = newLblk
+				lastLblk = lblk + length - 1
+				failedCsum = false
+			}
 		}
 		if w.isDir {
 			for w.lastDBBlock++; w.lastDBBlock < int64(lblk); w.lastDBBlock++ {

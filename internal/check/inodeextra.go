@@ -264,7 +264,7 @@ func (c *Checker) checkIsReallyDir(s *inodeScratch, ino uint32, n ondisk.Inode) 
 			d.RecLen > ondisk.IBlockSize-4 || d.RecLen < 12 || d.RecLen%4 != 0 || d.NameLen+8 > d.RecLen {
 			return
 		}
-		c.fix(problem.Problem{Code: problem.PR_1_TREAT_AS_DIRECTORY, Ino: ino, Inode: c.inodeInfo(n)})
+		c.treatAsDirectory(ino, n)
 		return
 	}
 	var blk uint64
@@ -310,7 +310,7 @@ func (c *Checker) checkIsReallyDir(s *inodeScratch, ino uint32, n ondisk.Inode) 
 		d2.RecLen < 12 || d2.RecLen%4 != 0 {
 		return
 	}
-	c.fix(problem.Problem{Code: problem.PR_1_TREAT_AS_DIRECTORY, Ino: ino, Inode: c.inodeInfo(n)})
+	c.treatAsDirectory(ino, n)
 }
 
 // checkEncryption validates the encryption context of an ENCRYPT_FL inode.
@@ -593,4 +593,13 @@ func xattrLayoutOK(values []byte, entOff int, eaInodeFS bool) bool {
 		off += es + name
 	}
 	return true
+}
+
+// treatAsDirectory offers to make an inode that looks like a directory
+// one (PR_1_TREAT_AS_DIRECTORY): its type becomes a directory.
+func (c *Checker) treatAsDirectory(ino uint32, n ondisk.Inode) {
+	if c.fix(problem.Problem{Code: problem.PR_1_TREAT_AS_DIRECTORY, Ino: ino, Inode: c.inodeInfo(n)}) {
+		n.SetMode(n.Mode()&0o7777 | ondisk.SIFDIR)
+		c.putInode(ino, n)
+	}
 }

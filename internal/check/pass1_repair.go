@@ -103,6 +103,8 @@ func init() {
 		problem.PR_1_EXTENT_INDEX_START_INVALID,
 		problem.PR_1_EXTENT_ONLY_CSUM_INVALID,
 		problem.PR_1_UNINIT_DBLOCK,
+		problem.PR_1_COLLAPSE_DBLOCK,
+		problem.PR_1_TREAT_AS_DIRECTORY,
 		problem.PR_1_EXTENT_ITERATE_FAILURE,
 		// Block maps (blocks.go): the pointer is cleared where it lives
 		// (i_block or the indirect block), which is written back.
