@@ -239,6 +239,9 @@ func (c *Checker) passDup() {
 			if err == "" {
 				continue
 			}
+			if c.sink.Aborted() {
+				return
+			}
 			q := p
 			q.Code = problem.PR_1D_CLONE_ERROR
 			q.Err = err

@@ -29,6 +29,11 @@ func init() {
 var (
 	errRehashCorrupt = errors.New("EXT2 directory corrupted")
 	errNoSpace       = errors.New("No space left on device")
+	// errRehashUnsupported is a rebuild e2fsck makes but gofsck cannot
+	// make the same (casefolded names, a third index level, extent trees
+	// deeper than one index level or needing a split): the run stops
+	// as for an unimplemented fix, writing nothing.
+	errRehashUnsupported = errors.New("directory rebuild not implemented")
 )
 
 // queueLinearDirs is the end of e2fsck's check_blocks for directories in a
@@ -93,7 +98,10 @@ func (c *Checker) rehashDir(dir uint32) {
 		c.reportDuplicateNames(dir)
 		return
 	}
-	if err := c.rebuildDir(dir); err != nil {
+	if err := c.rebuildDir(dir); errors.Is(err, errRehashUnsupported) {
+		c.unsupported(problem.PR_3A_OPTIMIZE_DIR)
+		return
+	} else if err != nil {
 		c.sink.EndLatch(problem.LatchOptimizeDir)
 		c.fix(problem.Problem{Code: problem.PR_3A_OPTIMIZE_DIR_ERR, Dir: dir, Err: err.Error()})
 	}
@@ -113,6 +121,9 @@ func (c *Checker) rebuildDir(dir uint32) error {
 	osize := n.Size()
 	if sb.HasIncompat(ondisk.IncompatInlineData) && n.Flags()&ondisk.FlagInlineData != 0 {
 		return nil
+	}
+	if sb.HasIncompat(ondisk.IncompatCasefold) && n.Flags()&ondisk.FlagCasefold != 0 {
+		return errRehashUnsupported // names hash and compare casefolded
 	}
 	lblks, pblks := c.dirDataBlocks(n, 1<<22)
 	compress := !sb.HasCompat(ondisk.CompatDirIndex) || uint32(n.Size())/uint32(bs) < 2
@@ -408,7 +419,7 @@ func (c *Checker) calculateTree(out [][]byte, hashes []uint32, dir, parent uint3
 		setCL(node, 8, nodeLimit, cnt)
 		setCL(root, limitOff, rootLimit, nodes)
 	default:
-		return nil, errNoSpace
+		return nil, errRehashUnsupported // two index levels
 	}
 	return out, nil
 }
@@ -647,7 +658,7 @@ func (c *Checker) expandExtents(es *expandState, n ondisk.Inode, lblks []int64) 
 	f := c.fs
 	root := ondisk.ExtentHeader(n.IBlock())
 	if root.Verify() != nil || root.Depth() > 1 {
-		return errNoSpace
+		return errRehashUnsupported
 	}
 	h := root
 	var leafBlk uint64
@@ -719,7 +730,7 @@ func (c *Checker) expandExtents(es *expandState, n ondisk.Inode, lblks []int64) 
 			}
 		}
 		if cnt >= int(h.Max()) {
-			return errNoSpace
+			return errRehashUnsupported // the library would split the leaf
 		}
 		ent := h[ondisk.ExtentHeaderSize+cnt*ondisk.ExtentEntrySize:]
 		binary.LittleEndian.PutUint32(ent[0:], uint32(blockcnt))
@@ -808,7 +819,7 @@ func (c *Checker) punchExtents(dir uint32, n ondisk.Inode, start uint64) error {
 	f := c.fs
 	root := ondisk.ExtentHeader(n.IBlock())
 	if root.Verify() != nil || root.Depth() > 1 {
-		return errRehashCorrupt
+		return errRehashUnsupported
 	}
 	freed := int64(0)
 	trim := func(h ondisk.ExtentHeader) {
