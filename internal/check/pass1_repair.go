@@ -110,6 +110,7 @@ func init() {
 		// (i_block or the indirect block), which is written back.
 		problem.PR_1_INODE_BLOCK_LATCH,
 		problem.PR_1_ILLEGAL_BLOCK_NUM,
+		problem.PR_1_INODE_TOOBIG,
 		problem.PR_1_TOOBIG_DIR,
 		problem.PR_1_TOOBIG_REG,
 		problem.PR_1_TOOBIG_SYMLINK,
