@@ -444,12 +444,12 @@ func (c *Checker) shouldRebuildExtents(x *extentScan) {
 	for i := 0; i <= x.maxDepth && i < maxExtentDepthCount; i++ {
 		ei := x.levels[i]
 		if ei.max-ei.num > perBlock {
-			c.fix(problem.Problem{Code: problem.PR_1E_CAN_NARROW_EXTENT_TREE, Ino: x.w.ino, Blk: uint64(i), Inode: c.inodeInfo(x.w.n)})
+			c.askRebuildExtents(x, problem.PR_1E_CAN_NARROW_EXTENT_TREE, i)
 			return
 		}
 		for j := 0; j < i; j++ {
 			if ei.num < x.levels[j].max {
-				c.fix(problem.Problem{Code: problem.PR_1E_CAN_COLLAPSE_EXTENT_TREE, Ino: x.w.ino, Blk: uint64(i), Inode: c.inodeInfo(x.w.n)})
+				c.askRebuildExtents(x, problem.PR_1E_CAN_COLLAPSE_EXTENT_TREE, i)
 				return
 			}
 		}

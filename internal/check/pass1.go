@@ -99,7 +99,13 @@ func (c *Checker) pass1(ctx context.Context) error {
 	if c.sink.Aborted() || c.abort {
 		return nil
 	}
-	return c.endPass1()
+	if err := c.endPass1(); err != nil {
+		return err
+	}
+	if !c.sink.Aborted() && !c.abort {
+		c.pass1E()
+	}
+	return nil
 }
 
 // scratchPool holds per-unit buffers so a check allocates them once per

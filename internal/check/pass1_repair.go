@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 
+	"gofsck/internal/bitmap"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -125,6 +126,9 @@ type p1State struct {
 	// restart is set when an inode was cleared after some of its blocks
 	// were claimed (e2fsck's E2F_FLAG_RESTART).
 	restart bool
+	// rebuild holds the inodes queued for pass 1E (shared by the
+	// shards; nil in a read-only run).
+	rebuild *bitmap.Bitmap
 	// lostFound is /lost+found as found before the scan (e2fsck's
 	// ctx->lost_and_found), when repairing with dir_index.
 	lostFound uint32
@@ -139,6 +143,7 @@ func (c *Checker) pass1RepairSetup() {
 	if c.rehash == nil {
 		c.rehash = map[uint32]bool{}
 	}
+	c.p1.rebuild = newRebuildMap(uint64(c.fs.InodesCount) + 1)
 	if !c.sb.HasCompat(ondisk.CompatDirIndex) {
 		return
 	}
