@@ -54,6 +54,7 @@ func TestRehashMatchesE2fsck(t *testing.T) {
 	specs := map[string]testfs.Spec{
 		"ext4-frag":   {FSType: "ext4", Size: 32 << 20, BlockSize: 1024, Populate: fragmented},
 		"ext4-frag4k": {FSType: "ext4", Size: 32 << 20, Populate: fragmented},
+		"bigalloc":    {FSType: "ext4", Size: 64 << 20, BlockSize: 1024, ClusterSize: 16384, Features: "bigalloc", Populate: fragmented},
 		"ext4-1k":     {FSType: "ext4", Size: 32 << 20, BlockSize: 1024, Populate: big(3000)},
 		"ext4-4k":     {FSType: "ext4", Size: 32 << 20, Populate: big(2000)},
 		"ext4-nocsum": {FSType: "ext4", Size: 32 << 20, BlockSize: 1024, Features: "^metadata_csum", Populate: big(500)},

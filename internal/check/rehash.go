@@ -730,7 +730,31 @@ func (c *Checker) expandExtents(es *expandState, n ondisk.Inode, lblks []int64) 
 			}
 		}
 		if cnt >= int(h.Max()) {
-			return errRehashUnsupported // the library would split the leaf
+			if leafBlk != 0 {
+				return errRehashUnsupported // the library would split the leaf
+			}
+			// A full root moves into a new leaf block allocated near
+			// its first extent, and becomes an index (extent_node_split).
+			mask := uint64(1)<<f.ClusterBits - 1
+			goal := (h.Leaf(0).Pblk - (uint64(1) << f.ClusterBits)) &^ mask
+			b, ok := c.newBlock(goal)
+			if !ok {
+				es.err = errNoFreeBlock
+				return nil
+			}
+			buf := make([]byte, f.BlockSize)
+			copy(buf, h[:ondisk.ExtentHeaderSize+cnt*ondisk.ExtentEntrySize])
+			binary.LittleEndian.PutUint16(buf[4:], uint16((f.BlockSize-ondisk.ExtentHeaderSize)/ondisk.ExtentEntrySize))
+			first := h.Leaf(0).Lblk
+			binary.LittleEndian.PutUint16(h[2:], 1)
+			binary.LittleEndian.PutUint16(h[6:], 1)
+			ent := h[ondisk.ExtentHeaderSize:]
+			binary.LittleEndian.PutUint32(ent[0:], first)
+			binary.LittleEndian.PutUint32(ent[4:], uint32(b))
+			binary.LittleEndian.PutUint16(ent[8:], uint16(b>>32))
+			binary.LittleEndian.PutUint16(ent[10:], 0)
+			c.iblkAdd(n, 1)
+			h, leafBlk = ondisk.ExtentHeader(buf), b
 		}
 		ent := h[ondisk.ExtentHeaderSize+cnt*ondisk.ExtentEntrySize:]
 		binary.LittleEndian.PutUint32(ent[0:], uint32(blockcnt))
@@ -822,10 +846,76 @@ func (c *Checker) punchExtents(dir uint32, n ondisk.Inode, start uint64) error {
 		return errRehashUnsupported
 	}
 	freed := int64(0)
+	// Every extent's logical range in order, for bigalloc: a physical
+	// cluster is freed only when no block of its logical cluster stays
+	// mapped (punch_extent_blocks' ext2fs_map_cluster_block tests).
+	var ranges [][2]uint64
+	collect := func(h ondisk.ExtentHeader) {
+		for i := 0; i < int(h.Entries()); i++ {
+			e := h.Leaf(i)
+			ranges = append(ranges, [2]uint64{uint64(e.Lblk), uint64(e.Lblk) + uint64(e.Len)})
+		}
+	}
+	if root.Depth() == 0 {
+		collect(root)
+	} else {
+		for i := 0; i < int(root.Entries()); i++ {
+			buf := make([]byte, f.BlockSize)
+			if x := root.Idx(i); x.Leaf < f.BlocksCount && f.ReadBlock(x.Leaf, buf) == nil && ondisk.ExtentHeader(buf).Verify() == nil {
+				collect(ondisk.ExtentHeader(buf))
+			}
+		}
+	}
+	next := 0 // index in ranges of the extent being punched
+	bits := f.ClusterBits
+	ratio := uint64(1) << bits
+	mapped := func(l uint64) bool {
+		lc := l >> bits
+		if start > 0 && (start-1)>>bits == lc {
+			return true // a kept block shares the logical cluster
+		}
+		for _, r := range ranges[min(next+1, len(ranges)):] {
+			if r[0]>>bits <= lc && (r[1]-1)>>bits >= lc {
+				return true // a later extent, punched after this one
+			}
+		}
+		return false
+	}
+	free := func(l, p, count uint64) {
+		if ratio == 1 {
+			for k := uint64(0); k < count; k++ {
+				if b := p + k; b < f.BlocksCount {
+					c.releaseBlock(b)
+					freed++
+				}
+			}
+			return
+		}
+		if p&(ratio-1) != 0 {
+			if !mapped(l) {
+				c.releaseBlock(p)
+				freed++
+			}
+			n := min(ratio-p&(ratio-1), count)
+			l, p, count = l+n, p+n, count-n
+		}
+		for count >= ratio {
+			c.releaseBlock(p)
+			freed++
+			l, p, count = l+ratio, p+ratio, count-ratio
+		}
+		if count > 0 && !mapped(l) {
+			c.releaseBlock(p)
+			freed++
+		}
+	}
 	trim := func(h ondisk.ExtentHeader) {
 		cnt := int(h.Entries())
 		keep := 0
 		for i := 0; i < cnt; i++ {
+			if i > 0 {
+				next++
+			}
 			e := h.Leaf(i)
 			end := uint64(e.Lblk) + uint64(e.Len)
 			if end <= start {
@@ -843,13 +933,9 @@ func (c *Checker) punchExtents(dir uint32, n ondisk.Inode, start uint64) error {
 				binary.LittleEndian.PutUint16(ent[4:], l)
 				keep = i + 1
 			}
-			for k := from; k < e.Len; k++ {
-				if b := e.Pblk + uint64(k); b < f.BlocksCount {
-					c.releaseBlock(b)
-					freed++
-				}
-			}
+			free(uint64(e.Lblk+from), e.Pblk+uint64(from), uint64(e.Len-from))
 		}
+		next++
 		deleteTail(h, keep)
 	}
 	if root.Depth() == 0 {
@@ -875,6 +961,7 @@ func (c *Checker) punchExtents(dir uint32, n ondisk.Inode, start uint64) error {
 			}
 			if i+1 < cnt && uint64(root.Idx(i+1).Lblk) <= start {
 				keep = i + 1
+				next += int(h.Entries())
 				continue // wholly before the punched range
 			}
 			trim(h)
