@@ -29,6 +29,9 @@ type extentScan struct {
 	// the library's extent handle is on (repairs move it).
 	cur    [maxExtentDepthCount + 8]int
 	hlevel int
+	// force is set when the tree is too deep: it is rebuilt in pass 1E
+	// without a question, and no level statistics are kept.
+	force bool
 	// last extent context for messages
 	p               problem.Problem
 	err             string // set when the walk failed (library op + message)
@@ -50,11 +53,21 @@ func (c *Checker) extentBlocks(s *inodeScratch, w *blockWalk) {
 	depth := int(root.Depth())
 	d := min(depth, len(c.stats.ExtentDepth)-1)
 	c.stats.ExtentDepth[d]++
+	force := false
 	if maxD := maxExtentDepth(f.BlockSize); depth > maxD {
-		c.fix(problem.Problem{Code: problem.PR_1_EXTENT_BAD_MAX_DEPTH, Ino: w.ino, Blk: uint64(depth), Blk2: uint64(maxD), Inode: c.inodeInfo(n)})
+		p := problem.Problem{Code: problem.PR_1_EXTENT_BAD_MAX_DEPTH, Ino: w.ino, Blk: uint64(depth), Blk2: uint64(maxD), Inode: c.inodeInfo(n)}
+		if c.rebuildQueued(w.ino) && c.willAnswerYes(p) {
+			// The tree will be rebuilt: gofsck can only when it fits in
+			// the inode.
+			if _, _, ok := c.loadExtents(n, false, true); !ok {
+				c.p1Unsupported(p.Code)
+				return
+			}
+		}
+		force = c.fix(p)
 	}
 	x := &s.xscan
-	*x = extentScan{w: w, s: s, maxDepth: depth}
+	*x = extentScan{w: w, s: s, maxDepth: depth, force: force}
 	x.eof = (n.Size()+uint64(f.BlockSize)-1)>>f.BlockBits - 1
 	x.p = problem.Problem{Ino: w.ino} // Inode is filled in only when reporting
 	c.scanExtentNode(x, root, 0, 0, 0, (n.Size()+uint64(f.BlockSize)-1)>>f.BlockBits, true, false)
@@ -106,7 +119,7 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 	entries := int(h.Entries())
 	isLeaf := level == x.maxDepth
 	x.hlevel = level
-	if level < maxExtentDepthCount {
+	if !x.force && level < maxExtentDepthCount {
 		l := &x.levels[level]
 		l.num += int64(entries)
 		l.max += int64(h.Max())
@@ -440,6 +453,13 @@ func (c *Checker) unalignedCluster(w *blockWalk, pblk, lblk uint64) bool {
 
 // shouldRebuildExtents offers pass-1E optimisation as e2fsck does.
 func (c *Checker) shouldRebuildExtents(x *extentScan) {
+	if x.force {
+		// The tree is too deep: rebuilt without a question.
+		if c.rebuildQueued(x.w.ino) {
+			c.p1.rebuild.Set(uint64(x.w.ino))
+		}
+		return
+	}
 	perBlock := int64((c.fs.BlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize)
 	for i := 0; i <= x.maxDepth && i < maxExtentDepthCount; i++ {
 		ei := x.levels[i]

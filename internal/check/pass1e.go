@@ -18,7 +18,8 @@ import (
 // any fix gofsck does not make.
 
 func init() {
-	canRepair(problem.PR_1E_CAN_COLLAPSE_EXTENT_TREE, problem.PR_1E_CAN_NARROW_EXTENT_TREE)
+	canRepair(problem.PR_1E_CAN_COLLAPSE_EXTENT_TREE, problem.PR_1E_CAN_NARROW_EXTENT_TREE,
+		problem.PR_1_EXTENT_BAD_MAX_DEPTH)
 }
 
 // extSeg is one extent of a rebuild list.
@@ -33,20 +34,23 @@ type extSeg struct {
 func (c *Checker) askRebuildExtents(x *extentScan, code problem.Code, lvl int) {
 	w := x.w
 	p := problem.Problem{Code: code, Ino: w.ino, Blk: uint64(lvl), Inode: c.inodeInfo(w.n)}
-	queued := c.repairing() && c.sb.HasIncompat(ondisk.IncompatExtents) &&
-		(w.ino == ondisk.RootIno || w.ino >= c.fs.FirstIno)
+	queued := c.rebuildQueued(w.ino)
 	if queued && c.willAnswerYes(p) {
-		if _, _, ok := c.loadExtents(w.n, false); !ok {
+		if _, _, ok := c.loadExtents(w.n, false, false); !ok {
 			c.p1Unsupported(code)
 			return
 		}
 	}
 	if c.fix(p) && queued {
-		if c.p1.rebuild == nil {
-			return
-		}
 		c.p1.rebuild.Set(uint64(w.ino))
 	}
+}
+
+// rebuildQueued reports whether a "yes" to rebuilding ino's extent tree
+// queues it for pass 1E (e2fsck_rebuild_extents_later).
+func (c *Checker) rebuildQueued(ino uint32) bool {
+	return c.repairing() && c.p1.rebuild != nil && c.sb.HasIncompat(ondisk.IncompatExtents) &&
+		(ino == ondisk.RootIno || ino >= c.fs.FirstIno)
 }
 
 // willAnswerYes reports whether the sink may answer p yes (unknown
@@ -76,7 +80,10 @@ func (c *Checker) p1Unsupported(code problem.Code) {
 // order, merged where they continue each other, and its index blocks
 // (freed when free is set, as the library's walk does). ok is false when
 // the tree cannot be walked or the extents would not fit in the inode.
-func (c *Checker) loadExtents(n ondisk.Inode, free bool) (list []extSeg, index []uint64, ok bool) {
+//
+// With lenient (a forecast made before pass 1 fixes the tree), index
+// entries and nodes that pass 1 would delete are left out instead.
+func (c *Checker) loadExtents(n ondisk.Inode, free, lenient bool) (list []extSeg, index []uint64, ok bool) {
 	f := c.fs
 	var walk func(h ondisk.ExtentHeader, depth int) bool
 	walk = func(h ondisk.ExtentHeader, depth int) bool {
@@ -103,11 +110,20 @@ func (c *Checker) loadExtents(n ondisk.Inode, free bool) (list []extSeg, index [
 			}
 			blk := h.Idx(i).Leaf
 			if blk < f.FirstDataBlock || blk >= f.BlocksCount || len(index) > 64 {
+				if lenient && len(index) <= 64 {
+					continue
+				}
+				return false
+			}
+			buf := make([]byte, f.BlockSize)
+			if err := f.ReadBlock(blk, buf); err != nil || ondisk.ExtentHeader(buf).Verify() != nil {
+				if lenient {
+					continue
+				}
 				return false
 			}
 			index = append(index, blk)
-			buf := make([]byte, f.BlockSize)
-			if f.ReadBlock(blk, buf) != nil || !walk(ondisk.ExtentHeader(buf), depth+1) {
+			if !walk(ondisk.ExtentHeader(buf), depth+1) {
 				return false
 			}
 		}
@@ -157,7 +173,7 @@ func (c *Checker) pass1E() {
 		if n.LinksCount() == 0 || n.Flags()&ondisk.FlagInlineData != 0 || n.Flags()&ondisk.FlagExtents == 0 {
 			continue
 		}
-		list, index, ok := c.loadExtents(n, true)
+		list, index, ok := c.loadExtents(n, true, false)
 		if !ok {
 			c.p1Unsupported(problem.PR_1E_CAN_COLLAPSE_EXTENT_TREE)
 			return
