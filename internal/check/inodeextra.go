@@ -322,7 +322,10 @@ func (c *Checker) checkEncryption(ino uint32, n ondisk.Inode) bool {
 		ctx, found = c.findBlockXattr(n, ondisk.XattrIndexEncrypt, "c")
 	}
 	if !found {
-		c.fix(problem.Problem{Code: problem.PR_1_MISSING_ENCRYPTION_XATTR, Ino: ino, Inode: c.inodeInfo(n)})
+		if c.fix(problem.Problem{Code: problem.PR_1_MISSING_ENCRYPTION_XATTR, Ino: ino, Inode: c.inodeInfo(n)}) {
+			n.SetFlags(n.Flags() &^ ondisk.FlagEncrypt)
+			c.putInode(ino, n)
+		}
 		return true
 	}
 	policy, ok := encryptionPolicy(ctx)

@@ -79,6 +79,7 @@ func init() {
 		problem.PR_1_HTREE_INCOMPAT,
 		problem.PR_1_HTREE_DEPTH,
 		problem.PR_1_CORRUPT_ENCRYPTION_XATTR,
+		problem.PR_1_MISSING_ENCRYPTION_XATTR,
 		// EA blocks (xattrblock.go): the inode loses its EA block, or
 		// the block is rewritten.
 		problem.PR_1_READ_EA_BLOCK,
