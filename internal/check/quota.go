@@ -156,12 +156,16 @@ func (c *Checker) checkQuotas() {
 		}
 		inconsistent, err := c.compareQuota(t, ino, st.dicts[t])
 		if inconsistent || err != nil {
-			if c.repairing() && !c.quotaRewritable(t, ino, st.dicts[t]) {
-				c.unsupported(problem.PR_6_UPDATE_QUOTAS)
-				return
+			var plan *quotaPlan
+			if c.repairing() {
+				var ok bool
+				if plan, ok = c.quotaRewritable(t, ino, st.dicts[t]); !ok {
+					c.unsupported(problem.PR_6_UPDATE_QUOTAS)
+					return
+				}
 			}
 			if c.fix(problem.Problem{Code: problem.PR_6_UPDATE_QUOTAS, Num: uint64(t)}) && c.repairing() {
-				c.writeQuotaFile(t, ino, st.dicts[t])
+				c.writeQuotaFile(ino, plan)
 			}
 		}
 	}

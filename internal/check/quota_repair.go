@@ -72,9 +72,9 @@ func (c *Checker) planQuotaFile(t quota.Type, ino uint32, dict map[uint32]*quota
 // way the library would: a dry run of the allocation that fails when the
 // filesystem runs out of space (e2fsck then writes a damaged file with
 // library errors) or the extent tree would need a second index level.
-func (c *Checker) quotaRewritable(t quota.Type, ino uint32, dict map[uint32]*quotaUsage) bool {
+func (c *Checker) quotaRewritable(t quota.Type, ino uint32, dict map[uint32]*quotaUsage) (*quotaPlan, bool) {
 	if ino == 0 || ino > c.fs.InodesCount || c.repair.final == nil {
-		return false
+		return nil, false
 	}
 	p := c.planQuotaFile(t, ino, dict)
 	d := &dryAlloc{c: c, taken: map[uint64]bool{}}
@@ -87,17 +87,12 @@ func (c *Checker) quotaRewritable(t quota.Type, ino uint32, dict map[uint32]*quo
 		slices.Sort(d.freed)
 	}
 	_, ok := c.mapQuotaFile(ino, p.built, d.alloc)
-	return ok
+	return p, ok
 }
 
-// writeQuotaFile regenerates quota file ino of type t from the usage
-// table (quotaRewritable has said it can).
-func (c *Checker) writeQuotaFile(t quota.Type, ino uint32, dict map[uint32]*quotaUsage) {
+// writeQuotaFile writes the quota file ino that quotaRewritable planned.
+func (c *Checker) writeQuotaFile(ino uint32, p *quotaPlan) {
 	f := c.fs
-	if ino == 0 || ino > f.InodesCount || c.repair.final == nil {
-		return
-	}
-	p := c.planQuotaFile(t, ino, dict)
 	// quota_inode_init_new, with quota_inode_truncate when the file has a
 	// size.
 	if p.old.Size() != 0 && c.hasValidBlocks(p.old) {
