@@ -92,10 +92,20 @@ func (c *Checker) recreateJournal() {
 		c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 		return
 	}
-	plan, ok := c.planJournal(uint64(n), d)
-	if !ok {
+	// Not enough room: the library allocates every free block before it
+	// fails (a fuller tree would need even more).
+	full := c.freeBlocksFor(d) < uint64(n)
+	if full && !c.journalNoSpaceSimple(d) {
 		c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 		return
+	}
+	var plan *journalPlan
+	if !full {
+		var ok bool
+		if plan, ok = c.planJournal(uint64(n), d); !ok {
+			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
+			return
+		}
 	}
 	if !c.fix(problem.Problem{Code: problem.PR_6_RECREATE_JOURNAL}) {
 		return
@@ -107,9 +117,107 @@ func (c *Checker) recreateJournal() {
 		c.log("File exists: while trying to create journal\n")
 		return
 	}
+	if full {
+		c.journalNoSpace(d, uint64(n))
+		c.log("Could not allocate block in ext2 filesystem: while trying to create journal\n")
+		return
+	}
 	c.writeJournal(plan, uint64(n))
 	c.log(" Done.\n")
 	c.log("\n*** journal has been regenerated ***\n")
+}
+
+// freeRuns returns the free runs of the bitmaps to be written, from the
+// midpoint goal on and then from the start, as fallocate meets them.
+func (c *Checker) freeRuns(d *diskBitmaps) [][2]uint64 {
+	f := c.fs
+	goal := c.midpointJournalBlock()
+	var runs [][2]uint64
+	scan := func(from, to uint64) {
+		for b := from; b < to; b++ {
+			if d.blocks.Test(b) {
+				continue
+			}
+			start := b
+			for b < to && !d.blocks.Test(b) && b-start < ondisk.ExtentInitMaxLen {
+				b++
+			}
+			runs = append(runs, [2]uint64{start, b - start})
+			b--
+		}
+	}
+	scan(goal, f.BlocksCount)
+	scan(f.FirstDataBlock, goal)
+	return runs
+}
+
+// journalNoSpaceSimple reports whether a journal that does not fit fails
+// the way journalNoSpace emulates: with extents, the free space is at
+// most four runs plus one block (the fifth extent's block is taken, then
+// the extent block it needs cannot be).
+func (c *Checker) journalNoSpaceSimple(d *diskBitmaps) bool {
+	if !c.sb.HasIncompat(ondisk.IncompatExtents) {
+		return false
+	}
+	runs := c.freeRuns(d)
+	return len(runs) <= 4 || len(runs) == 5 && runs[4][1] == 1
+}
+
+// journalNoSpace is a failed ext2fs_add_journal_inode3 for lack of space
+// (journalNoSpaceSimple): every free block is allocated and zeroed, and
+// inode 8 is left holding the first four runs as extents with the new
+// size, as the library's extent handle wrote it before the failure.
+func (c *Checker) journalNoSpace(d *diskBitmaps, n uint64) {
+	f := c.fs
+	runs := c.freeRuns(d)
+	zero := make([]byte, f.BlockSize)
+	var ino ondisk.Inode = make([]byte, f.InodeSize)
+	if err := f.ReadInode(ondisk.JournalIno, ino, make([]byte, f.BlockSize)); err != nil {
+		clear(ino)
+	}
+	h := ondisk.ExtentHeader(ino.IBlock())
+	clear(h)
+	binary.LittleEndian.PutUint16(h[0:], ondisk.ExtentMagic)
+	binary.LittleEndian.PutUint16(h[4:], 4)
+	lblk, mapped := uint64(0), uint64(0)
+	for i, r := range runs {
+		for k := uint64(0); k < r[1]; k++ {
+			c.writeBlock(r[0]+k, zero) // EXT2_FALLOCATE_ZERO_BLOCKS
+			c.journalAllocStats(r[0] + k)
+		}
+		if i < 4 {
+			putExtent(h, i, ondisk.Extent{Lblk: uint32(lblk), Pblk: r[0], Len: uint32(r[1])})
+			binary.LittleEndian.PutUint16(h[2:], uint16(i+1))
+			lblk += r[1]
+			mapped += r[1]
+		}
+	}
+	now := uint32(c.opt.Now.Unix())
+	size := n * uint64(f.BlockSize)
+	binary.LittleEndian.PutUint16(ino[0x00:], ondisk.SIFREG|0o600)
+	binary.LittleEndian.PutUint32(ino[0x04:], uint32(size))
+	binary.LittleEndian.PutUint32(ino[0x6C:], uint32(size>>32))
+	binary.LittleEndian.PutUint32(ino[0x0C:], now) // ctime
+	binary.LittleEndian.PutUint32(ino[0x10:], now) // mtime
+	binary.LittleEndian.PutUint16(ino[0x1A:], 1)
+	ino.SetFlags(ino.Flags() | ondisk.FlagExtents)
+	ino.SetBlocks(mapped * uint64(f.BlockSize/512))
+	c.writeInode(ondisk.JournalIno, ino)
+	c.repair.mu.Lock()
+	c.repair.bitmapsDirty = true
+	c.repair.mu.Unlock()
+}
+
+// freeBlocksFor counts the free blocks in the bitmaps to be written.
+func (c *Checker) freeBlocksFor(d *diskBitmaps) uint64 {
+	f := c.fs
+	n := uint64(0)
+	for b := f.FirstDataBlock; b < f.BlocksCount; b++ {
+		if !d.blocks.Test(b) {
+			n++
+		}
+	}
+	return n
 }
 
 // midpointJournalBlock is get_midpoint_journal_block: the first block of
