@@ -113,19 +113,20 @@ func recoverJournal(o *options, ov *blockdev.Overlay, f *fs.FS, chk *check.Check
 }
 
 // skipFixes is what a writable run does before it skips a clean
-// filesystem: the superblock's free counts are set from the descriptors
-// (written with the superblock, as e2fsck's closing flush does), and the
-// writes pending in the overlay (a journal recovery's) go to the device.
+// filesystem: the superblock's free counts are set from the descriptors,
+// what the run changed is written as e2fsck's closing flush writes it
+// (bitmaps edited by the orphan release, superblock and descriptors), and
+// the writes pending in the overlay (a journal recovery's) go to the
+// device.
 // It returns false when writing failed.
 func skipFixes(o *options, rc *repairRun, chk *check.Checker, stderr io.Writer) bool {
 	if !rc.active() {
 		return true
 	}
-	if chk.FixSkipCounts() {
-		if err := chk.WriteMasterSuper(); err != nil {
-			fatal(o, stderr, "%v while writing to %s", err, o.device)
-			return false
-		}
+	chk.FixSkipCounts()
+	if err := chk.FinishSkip(); err != nil {
+		fatal(o, stderr, "%v while writing to %s", err, o.device)
+		return false
 	}
 	return rc.flush()
 }

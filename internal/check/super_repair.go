@@ -216,3 +216,27 @@ func (c *Checker) checkBackupSuper() {
 		c.writeAllSupers()
 	}
 }
+
+// FinishSkip writes what a writable run changed before it skips a clean
+// filesystem, as e2fsck's closing ext2fs_close does: the bitmaps when a
+// fix (the orphan release) edited them, then the primary superblock and
+// descriptors when anything changed.
+func (c *Checker) FinishSkip() error {
+	if !c.repairing() {
+		return nil
+	}
+	c.repair.mu.Lock()
+	edits := len(c.repair.blockEdits)+len(c.repair.inodeEdits) > 0
+	c.repair.mu.Unlock()
+	if edits {
+		d := c.loadBitmaps()
+		c.applyBitmapEdits(d)
+		c.writeBitmaps(d)
+	}
+	if !edits && bytes.Equal(c.fs.SB, c.repair.origSB) && bytes.Equal(c.fs.GDT(), c.repair.origGDT) {
+		return c.WriteError()
+	}
+	c.sb.SetWtime(uint32(c.opt.Now.Unix()))
+	c.writeSuperAndGDT(c.fs.Backup)
+	return c.WriteError()
+}
