@@ -159,13 +159,13 @@ func (c *Checker) checkQuotas() {
 			var plan *quotaPlan
 			if c.repairing() {
 				var ok bool
-				if plan, ok = c.quotaRewritable(t, ino, st.dicts[t]); !ok {
+				if plan, ok = c.quotaRewritable(t, st.dicts[t]); !ok {
 					c.unsupported(problem.PR_6_UPDATE_QUOTAS)
 					return
 				}
 			}
 			if c.fix(problem.Problem{Code: problem.PR_6_UPDATE_QUOTAS, Num: uint64(t)}) && c.repairing() {
-				c.writeQuotaFile(ino, plan)
+				c.writeQuotaFile(t, plan)
 			}
 		}
 	}

@@ -41,10 +41,26 @@ const (
 	maxInitExtent = 32768 // EXT_INIT_MAX_LEN
 )
 
-// quotaPlan is a rewrite worked out: the new file and the old inode.
+// quotaPlan is a rewrite worked out: the inode written, the new file and
+// the inode's old contents.
 type quotaPlan struct {
+	ino   uint32
 	built *quota.Built
 	old   ondisk.Inode
+}
+
+// quotaFileIno is quota_type2inum: the inode quota_write_inode writes,
+// the reserved one for user and group quotas whatever the superblock
+// says (it then points the superblock at it), the superblock's for
+// project quotas.
+func (c *Checker) quotaFileIno(t quota.Type) uint32 {
+	switch t {
+	case quota.User:
+		return ondisk.UsrQuotaIno
+	case quota.Group:
+		return ondisk.GrpQuotaIno
+	}
+	return c.quotaInum(t)
 }
 
 // planQuotaFile lays out the new quota file of type t from the usage
@@ -65,14 +81,15 @@ func (c *Checker) planQuotaFile(t quota.Type, ino uint32, dict map[uint32]*quota
 		})
 	}
 	// update_grace_times reads the clock, not e2fsck's ctx->now.
-	return &quotaPlan{built: quota.Build(t, dquots, time.Now().Unix()), old: c.readFullInode(ino)}
+	return &quotaPlan{ino: ino, built: quota.Build(t, dquots, time.Now().Unix()), old: c.readFullInode(ino)}
 }
 
 // quotaRewritable reports whether writeQuotaFile can write the file the
 // way the library would: a dry run of the allocation that fails when the
 // filesystem runs out of space (e2fsck then writes a damaged file with
 // library errors) or the extent tree would need a second index level.
-func (c *Checker) quotaRewritable(t quota.Type, ino uint32, dict map[uint32]*quotaUsage) (*quotaPlan, bool) {
+func (c *Checker) quotaRewritable(t quota.Type, dict map[uint32]*quotaUsage) (*quotaPlan, bool) {
+	ino := c.quotaFileIno(t)
 	if ino == 0 || ino > c.fs.InodesCount || c.repair.final == nil {
 		return nil, false
 	}
@@ -90,9 +107,11 @@ func (c *Checker) quotaRewritable(t quota.Type, ino uint32, dict map[uint32]*quo
 	return p, ok
 }
 
-// writeQuotaFile writes the quota file ino that quotaRewritable planned.
-func (c *Checker) writeQuotaFile(ino uint32, p *quotaPlan) {
+// writeQuotaFile writes the quota file of type t that quotaRewritable
+// planned and points the superblock at it (quota_set_sb_inum).
+func (c *Checker) writeQuotaFile(t quota.Type, p *quotaPlan) {
 	f := c.fs
+	ino := p.ino
 	// quota_inode_init_new, with quota_inode_truncate when the file has a
 	// size.
 	if p.old.Size() != 0 && c.hasValidBlocks(p.old) {
@@ -115,6 +134,7 @@ func (c *Checker) writeQuotaFile(ino uint32, p *quotaPlan) {
 	m.n.SetSize(uint64(len(p.built.Data)))
 	m.n.SetBlocks(m.iblocks)
 	c.writeInode(ino, m.n)
+	binary.LittleEndian.PutUint32(c.sb[quotaInumOff[t]:], ino)
 }
 
 // mapQuotaFile builds the new inode and maps the file's blocks in the

@@ -337,6 +337,7 @@ func (c *Checker) checkSuperFields() {
 	if c.repairing() {
 		c.backupJournalBlocks()
 		c.fixDirhashHint()
+		c.hideQuota()
 	}
 }
 
