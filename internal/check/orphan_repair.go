@@ -81,7 +81,12 @@ func (c *Checker) releaseOrphans() bool {
 	}
 	d := c.loadBitmaps()
 	c.applyOrphanEdits(d)
-	for ino != 0 {
+	for steps := uint64(0); ino != 0; steps++ {
+		if steps > uint64(f.InodesCount) {
+			// A list that never ends (e2fsck would loop forever).
+			c.unsupported(problem.PR_0_ORPHAN_CLEAR_INODE)
+			return false
+		}
 		next, err := c.releaseOrphanInode(ino, d)
 		if errors.Is(err, errOrphanUnsupported) {
 			c.unsupported(problem.PR_0_ORPHAN_CLEAR_INODE)
