@@ -71,8 +71,10 @@ func (c *Checker) RecoverJournal() RecoverResult {
 		return RecoverResult{Unsupported: "recovering an external journal"}
 	}
 	f := c.fs
-	m := make([]uint64, j.totalLen)
-	w := jwalk{c: c, last: -1, lookup: -1, need: int64(j.totalLen), all: m}
+	// A journal cannot hold more blocks than the filesystem: a hostile
+	// i_size does not make the map bigger than that.
+	m := make([]uint64, min(j.totalLen, f.BlocksCount))
+	w := jwalk{c: c, last: -1, lookup: -1, need: int64(len(m)), all: m}
 	if j.inode.Flags()&ondisk.FlagExtents != 0 {
 		w.extents(j.ino, j.inode)
 	} else {
