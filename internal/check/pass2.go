@@ -147,7 +147,10 @@ func (c *Checker) pass2(ctx context.Context) error {
 	}
 	c.checkHtrees(dx)
 	if c.stats.LargeFiles > 0 && !c.sb.HasRoCompat(ondisk.RoCompatLargeFile) {
-		c.fix(problem.Problem{Code: problem.PR_2_FEATURE_LARGE_FILES})
+		if c.fix(problem.Problem{Code: problem.PR_2_FEATURE_LARGE_FILES}) && c.repairing() {
+			c.sb.SetFeatureRoCompat(c.sb.FeatureRoCompat() | ondisk.RoCompatLargeFile)
+			c.writeAllSupers()
+		}
 	}
 	return nil
 }
@@ -399,11 +402,21 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 			}
 		}
 	}
+	if db.blk == 0 && sb.HasIncompat(ondisk.IncompatLargeDir) && !sb.HasIncompat(ondisk.IncompatInlineData) {
+		return true // holes in large directories are left alone
+	}
 	if db.blk == 0 && inlineSize == 0 {
 		q := base
 		q.Code = problem.PR_2_DIRECTORY_HOLE
-		c.fix(q)
-		return true
+		if !c.fix(q) || !c.repairing() {
+			return true
+		}
+		blk, ok := w.allocateDirBlock(db, data)
+		if !ok {
+			return true
+		}
+		db.blk = blk
+		readErr = nil
 	}
 	dotState := 0
 	if db.lblk != 0 {
@@ -432,9 +445,16 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 				c.stop()
 				return false
 			}
-			clear(buf)
+			// The check goes on with a fresh block in memory.
+			var nb []byte
+			if db.lblk == 0 {
+				nb = c.newDirBlock(ino, ondisk.RootIno)
+			} else {
+				nb = c.newDirBlock(0, ondisk.RootIno)
+			}
+			copy(buf, nb)
 		}
-		if f.MetadataCsum && !dirBlockCsumOK(f.BlockSize, buf, f.CsumSeed, ino, gen) {
+		if readErr == nil && f.MetadataCsum && !dirBlockCsumOK(f.BlockSize, buf, f.CsumSeed, ino, gen) {
 			failedCsum = true
 			if blk != nil {
 				blk.rehashDep = true
@@ -540,6 +560,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 	prevOff := -1
 	synthPrev := false
 	lastOff := 0
+	salvages := 0
 	recLen := 0
 	modified := false
 	// The entry being checked and the last one seen live in the worker,
@@ -571,8 +592,8 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 					}
 					offset = w.salvageDirectory(area, offset, prevOff, maxSize, synthPrev)
 					modified = true
-					if offset >= maxSize {
-						break
+					if salvages++; offset >= maxSize || salvages > f.BlockSize {
+						break // (bounded: each salvage shrinks what is left)
 					}
 					continue
 				}

@@ -38,6 +38,8 @@ func init() {
 		problem.PR_2_FILE_ACL_ZERO, problem.PR_2_FADDR_ZERO, problem.PR_2_FRAG_ZERO,
 		problem.PR_2_FSIZE_ZERO, problem.PR_2_BLOCKS_HI_ZERO, problem.PR_2_I_FILE_ACL_HI_ZERO,
 		problem.PR_2_FILE_ACL_BAD, problem.PR_2_DIR_SIZE_HIGH_ZERO,
+		// features, holes
+		problem.PR_2_FEATURE_LARGE_FILES, problem.PR_2_DIRECTORY_HOLE, problem.PR_2_READ_DIRBLOCK,
 	)
 }
 
@@ -203,12 +205,13 @@ func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevS
 		setRecLen(area, prev, p+blockLen-off, bs)
 		return bs
 	}
-	if off+ondisk.DirentHeaderSize <= len(area) {
-		setRecLen(area, off, blockLen-off, bs)
-		area[off+6] = 0
-		area[off+7] = 0
-		binary.LittleEndian.PutUint32(area[off:], 0)
+	if off+ondisk.DirentHeaderSize > len(area) || blockLen-off < ondisk.DirentHeaderSize {
+		return bs // no room for an entry: the block ends here
 	}
+	setRecLen(area, off, blockLen-off, bs)
+	area[off+6] = 0
+	area[off+7] = 0
+	binary.LittleEndian.PutUint32(area[off:], 0)
 	return off
 }
 
@@ -314,4 +317,128 @@ func setInlineDataValue(n ondisk.Inode, v []byte) {
 		}
 		off += e.EntryBytes
 	}
+}
+
+// allocateDirBlock is pass 2's allocate_dir_block: a new block for the
+// hole at db's logical block ('.' and '..' for block 0, else empty),
+// marked in the maps and bitmap without the group counts (pass 5 fixes
+// those, as after e2fsck), added to i_blocks and i_size and mapped in the
+// inode. data receives the new block. It returns false when the block
+// could not be mapped (the hole stays).
+func (w *dirWorker) allocateDirBlock(db *dirBlock, data []byte) (uint64, bool) {
+	c := w.c
+	f := c.fs
+	n := c.readFullInode(db.ino)
+	goal := c.inodeGoal(db.ino, n, db.lblk)
+	if !c.canMapDirBlock(n, db.lblk) {
+		return 0, false
+	}
+	blk, ok := c.allocBlock(goal)
+	if !ok {
+		c.fix(problem.Problem{Code: problem.PR_2_ALLOC_DIRBOCK, Ino: db.ino, Str: "ext2fs_new_block", Err: errNoFreeBlock.Error()})
+		return 0, false
+	}
+	var nb []byte
+	if db.lblk != 0 {
+		nb = c.newDirBlock(0, 0)
+	} else {
+		nb = c.newDirBlock(db.ino, ondisk.RootIno)
+	}
+	c.writeDirBlock(blk, nb, db.ino)
+	copy(data, nb)
+	blocks := uint64(n.BlocksLo())
+	if c.sb.HasRoCompat(ondisk.RoCompatHugeFile) {
+		blocks |= uint64(n.BlocksHi()) << 32
+	}
+	n.SetBlocks(blocks + c.iblkOne())
+	if want := (uint64(db.lblk) + 1) * uint64(f.BlockSize); n.Size() < want {
+		n.SetSize(want)
+	}
+	c.mapDirBlock(n, db.lblk, blk)
+	c.writeInode(db.ino, n)
+	return blk, true
+}
+
+// inodeGoal is ext2fs_find_inode_goal.
+func (c *Checker) inodeGoal(ino uint32, n ondisk.Inode, lblk uint32) uint64 {
+	f := c.fs
+	if n.Flags()&ondisk.FlagInlineData == 0 && !c.isFastSymlink(n) {
+		if n.Flags()&ondisk.FlagExtents != 0 {
+			h := ondisk.ExtentHeader(n.IBlock())
+			if h.Verify() == nil && h.Depth() == 0 {
+				for i := 0; i < int(h.Entries()); i++ {
+					e := h.Leaf(i)
+					if lblk >= e.Lblk && lblk < e.Lblk+e.Len {
+						return e.Pblk + uint64(lblk-e.Lblk)
+					}
+				}
+			}
+		} else if b := n.Block(0); b != 0 {
+			return uint64(b)
+		}
+	}
+	g := (ino - 1) / f.InodesPerGroup
+	if lf := c.sb.LogGroupsPerFlex(); lf > 0 && lf < 32 {
+		g &^= 1<<lf - 1
+	}
+	return f.GroupFirstBlock(g)
+}
+
+// canMapDirBlock reports whether mapDirBlock can map logical block lblk:
+// a direct block pointer, or a depth-0 extent tree with room.
+func (c *Checker) canMapDirBlock(n ondisk.Inode, lblk uint32) bool {
+	if n.Flags()&ondisk.FlagExtents == 0 {
+		return lblk < 12
+	}
+	h := ondisk.ExtentHeader(n.IBlock())
+	return h.Verify() == nil && h.Depth() == 0
+}
+
+// mapDirBlock is ext2fs_bmap2(BMAP_SET) for the shapes canMapDirBlock
+// accepts: the new block extends a neighbouring extent when contiguous,
+// else gets its own extent (when the root has room).
+func (c *Checker) mapDirBlock(n ondisk.Inode, lblk uint32, blk uint64) {
+	if n.Flags()&ondisk.FlagExtents == 0 {
+		binary.LittleEndian.PutUint32(n[40+4*lblk:], uint32(blk))
+		return
+	}
+	ib := n.IBlock()
+	h := ondisk.ExtentHeader(ib)
+	ents := int(h.Entries())
+	pos := ents
+	for i := 0; i < ents; i++ {
+		e := h.Leaf(i)
+		if e.Lblk > lblk {
+			pos = i
+			break
+		}
+	}
+	if pos > 0 {
+		e := h.Leaf(pos - 1)
+		if !e.Uninit && e.Lblk+e.Len == lblk && e.Pblk+uint64(e.Len) == blk && e.Len < 32768 {
+			binary.LittleEndian.PutUint16(ib[12+(pos-1)*12+4:], uint16(e.Len+1))
+			return
+		}
+	}
+	if pos < ents {
+		e := h.Leaf(pos)
+		if !e.Uninit && lblk+1 == e.Lblk && blk+1 == e.Pblk && e.Len < 32768 {
+			o := 12 + pos*12
+			binary.LittleEndian.PutUint32(ib[o:], lblk)
+			binary.LittleEndian.PutUint16(ib[o+4:], uint16(e.Len+1))
+			binary.LittleEndian.PutUint16(ib[o+6:], uint16(blk>>32))
+			binary.LittleEndian.PutUint32(ib[o+8:], uint32(blk))
+			return
+		}
+	}
+	if ents >= int(h.Max()) || 12+(ents+1)*12 > len(ib) {
+		return
+	}
+	copy(ib[12+(pos+1)*12:12+(ents+1)*12], ib[12+pos*12:12+ents*12])
+	o := 12 + pos*12
+	binary.LittleEndian.PutUint32(ib[o:], lblk)
+	binary.LittleEndian.PutUint16(ib[o+4:], 1)
+	binary.LittleEndian.PutUint16(ib[o+6:], uint16(blk>>32))
+	binary.LittleEndian.PutUint32(ib[o+8:], uint32(blk))
+	binary.LittleEndian.PutUint16(ib[2:], uint16(ents+1))
 }
