@@ -331,6 +331,11 @@ func (c *Checker) getJournal() (*jnl, error) {
 		backup = true
 		why = nil
 	}
+	if backup && c.repairing() {
+		// A writable e2fsck writes the inode rebuilt from the backup
+		// (ext2fs_write_inode: its first 128 bytes over the inode).
+		c.restoreJournalInode(ino, inode)
+	}
 	size := inode.Size()
 	j := &jnl{dev: c.fs.Dev, totalLen: uint64(uint32(size >> c.fs.BlockBits)), close: func() {}, ino: ino, inode: inode, backup: backup}
 	// jbd2_journal_bmap(journal, 0): a hole maps to block 0.

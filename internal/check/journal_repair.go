@@ -358,3 +358,17 @@ var quotaInumOff = [3]int{0x240, 0x244, 0x26C}
 func init() {
 	canRepair(problem.PR_0_BACKUP_JNL, problem.PR_0_INVALID_QUOTA_INO)
 }
+
+// restoreJournalInode writes the journal inode rebuilt from s_jnl_blocks
+// over the first 128 bytes of inode ino, keeping the rest of the on-disk
+// inode, with its checksum recomputed (e2fsck_get_journal in a writable
+// run after it had to use the backup).
+func (c *Checker) restoreJournalInode(ino uint32, backup ondisk.Inode) {
+	f := c.fs
+	n := make(ondisk.Inode, f.InodeSize)
+	if f.ReadInode(ino, n, make([]byte, f.BlockSize)) != nil {
+		clear(n)
+	}
+	copy(n[:ondisk.GoodOldInodeSize], backup[:ondisk.GoodOldInodeSize])
+	c.writeInode(ino, n)
+}
