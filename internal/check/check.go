@@ -147,6 +147,9 @@ type Checker struct {
 	newDirs []dirInfo
 	lpf     uint32 // lost+found inode, when found in pass 3
 	badLPF  bool   // /lost+found could not be found or made (repair)
+	// restartLater is set (shared by pass 2's shards) when a pass-2 fix
+	// makes e2fsck check everything again once pass 2 is over.
+	restartLater *bool
 
 	stats Stats
 	// invalidSuper is set when a superblock check found the filesystem

@@ -70,6 +70,7 @@ type dxDirState struct {
 func (c *Checker) pass2(ctx context.Context) error {
 	f := c.fs
 	c.refCount = newCounts(uint64(f.InodesCount) + 1)
+	c.restartLater = new(bool)
 	if c.rehash == nil {
 		c.rehash = map[uint32]bool{}
 	}
@@ -144,6 +145,9 @@ func (c *Checker) pass2(ctx context.Context) error {
 	})
 	if err != nil || c.sink.Aborted() || c.abort {
 		return err
+	}
+	if *c.restartLater && c.repairing() {
+		return ErrRestart // before the htree checks, as e2fsck
 	}
 	c.checkHtrees(dx)
 	if c.stats.LargeFiles > 0 && !c.sb.HasRoCompat(ondisk.RoCompatLargeFile) {
@@ -924,13 +928,23 @@ func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, 
 	if c.skipUninit && gd.Flags()&ondisk.BgInodeUninit != 0 {
 		q := p
 		q.Code = problem.PR_2_INOREF_BG_INO_UNINIT
-		c.fix(q)
+		if c.fix(q) && c.repairing() {
+			gd.SetFlags(gd.Flags() &^ ondisk.BgInodeUninit)
+			gd.UpdateChecksum(sb, group)
+			*c.restartLater = true
+		}
 	} else if c.skipUninit && target >= firstUnused {
 		q := p
 		q.Code = problem.PR_2_INOREF_IN_UNUSED
-		c.fix(q)
+		if c.fix(q) && c.repairing() {
+			gd.SetItableUnused(0)
+			gd.UpdateChecksum(sb, group)
+			*c.restartLater = true
+		}
 	}
-	if !c.inodeUsed.Test(uint64(target)) {
+	// While a restart is pending, e2fsck clears no entry for an unused
+	// inode: pass 1 may have skipped it.
+	if !c.inodeUsed.Test(uint64(target)) && (c.restartLater == nil || !*c.restartLater) {
 		code = problem.PR_2_UNUSED_INODE
 	}
 	if code != 0 {

@@ -40,6 +40,8 @@ func init() {
 		problem.PR_2_FILE_ACL_BAD, problem.PR_2_DIR_SIZE_HIGH_ZERO,
 		// features, holes
 		problem.PR_2_FEATURE_LARGE_FILES, problem.PR_2_DIRECTORY_HOLE, problem.PR_2_READ_DIRBLOCK,
+		// a restart once pass 2 is over
+		problem.PR_2_INOREF_BG_INO_UNINIT, problem.PR_2_INOREF_IN_UNUSED,
 	)
 }
 
