@@ -288,6 +288,9 @@ func (c *Checker) checkGroupDescs() {
 // never apply to a read-only check.
 func (c *Checker) checkSuperFields() {
 	sb := c.sb
+	if c.repairing() {
+		c.writableSuperFixes()
+	}
 	// Orphans are released by a writable check only (a failure marks the
 	// filesystem not valid).
 	if c.repairing() && c.releaseOrphans() {

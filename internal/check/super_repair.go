@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	crand "crypto/rand"
 	"encoding/binary"
 
 	"gofsck/internal/ondisk"
@@ -239,4 +240,54 @@ func (c *Checker) FinishSkip() error {
 	c.sb.SetWtime(uint32(c.opt.Now.Unix()))
 	c.writeSuperAndGDT(c.fs.Backup)
 	return c.WriteError()
+}
+
+// Superblock fields of the writable-only fixes (byte offsets).
+const (
+	sbUUID        = 0x68
+	sbRevLevel    = 0x4C
+	sbFirstIno    = 0x54
+	sbInodeSize   = 0x58
+	creatorOSHurd = 1
+)
+
+// writableSuperFixes are the checks check_super_block makes only when it
+// can write, before the orphans: a null UUID is generated (quietly, as
+// e2fsck only sets EXT2_FLAG_DIRTY; every superblock copy is written),
+// the Hurd's filesystems lose the filetype feature, and a revision 0
+// superblock with features becomes revision 1.
+func (c *Checker) writableSuperFixes() {
+	sb := c.sb
+	if sb.UUID() == [16]byte{} && !sb.HasRoCompat(ondisk.RoCompatMetadataCsum) &&
+		c.fix(problem.Problem{Code: problem.PR_0_ADD_UUID}) {
+		var u [16]byte
+		if _, err := crand.Read(u[:]); err != nil {
+			binary.LittleEndian.PutUint64(u[:], uint64(c.opt.Now.UnixNano()))
+		}
+		u[6] = u[6]&0x0F | 0x40 // version 4
+		u[8] = u[8]&0x3F | 0x80 // RFC 4122 variant
+		for _, b := range [][]byte{sb, c.repair.origSB} {
+			if len(b) >= sbUUID+16 {
+				copy(b[sbUUID:sbUUID+16], u[:])
+			}
+		}
+		c.writeAllSupers()
+	}
+	if sb.CreatorOS() == creatorOSHurd && sb.HasIncompat(ondisk.IncompatFiletype) &&
+		c.fix(problem.Problem{Code: problem.PR_0_HURD_CLEAR_FILETYPE}) {
+		sb.SetFeatureIncompat(sb.FeatureIncompat() &^ ondisk.IncompatFiletype)
+		c.writeAllSupers()
+	}
+	if sb.RevLevel() == 0 && (sb.FeatureCompat() != 0 || sb.FeatureRoCompat() != 0 || sb.FeatureIncompat() != 0) &&
+		c.fix(problem.Problem{Code: problem.PR_0_FS_REV_LEVEL}) {
+		// ext2fs_update_dynamic_rev.
+		binary.LittleEndian.PutUint32(sb[sbRevLevel:], 1)
+		binary.LittleEndian.PutUint32(sb[sbFirstIno:], ondisk.GoodOldFirstIno)
+		binary.LittleEndian.PutUint16(sb[sbInodeSize:], ondisk.GoodOldInodeSize)
+		c.writeAllSupers()
+	}
+}
+
+func init() {
+	canRepair(problem.PR_0_ADD_UUID, problem.PR_0_HURD_CLEAR_FILETYPE, problem.PR_0_FS_REV_LEVEL)
 }
