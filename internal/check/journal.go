@@ -713,6 +713,7 @@ func (c *Checker) loadJournal(j *jnl) (*jbd2.Superblock, error) {
 	if jsb.StrayV2Fields(internal) {
 		if c.fix(problem.Problem{Code: problem.PR_0_CLEAR_V2_JOURNAL}) {
 			clear(jsb[0x24:])
+			c.clearV2Journal(j, buf)
 		}
 	}
 	if jsb.Version() == 2 && jsb.NrUsers() > 1 {

@@ -372,3 +372,22 @@ func (c *Checker) restoreJournalInode(ino uint32, backup ondisk.Inode) {
 	copy(n[:ondisk.GoodOldInodeSize], backup[:ondisk.GoodOldInodeSize])
 	c.writeInode(ino, n)
 }
+
+// clearV2Journal is the writable part of clear_v2_journal_fields: the
+// journal superblock block is written back zeroed past the V1 superblock
+// (buf is the block as read) and the run counts as having fixed a
+// problem.
+func (c *Checker) clearV2Journal(j *jnl, buf []byte) {
+	if !c.repairing() || j == nil || j.external {
+		return
+	}
+	clear(buf[0x24:])
+	c.writeBlock(j.sbBlock, buf)
+	if m, ok := c.sink.(interface{ MarkFixed() }); ok {
+		m.MarkFixed()
+	}
+}
+
+func init() {
+	canRepair(problem.PR_0_CLEAR_V2_JOURNAL)
+}

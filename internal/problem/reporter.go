@@ -201,6 +201,11 @@ func (r *Reporter) Unsupported(c Code) {
 // log_out between problems, such as "*** journal has been deleted ***").
 func (r *Reporter) Log(s string) { r.print(s) }
 
+// MarkFixed records a fix made without a question, as e2fsck code that
+// sets E2F_FLAG_PROBLEMS_FIXED itself does (the run then exits 1 when it
+// changed the filesystem).
+func (r *Reporter) MarkFixed() { r.status.Fixed = true }
+
 // MarkValid clears the Invalid status, as e2fsck does when it restarts
 // the check from the beginning.
 func (r *Reporter) MarkValid() { r.status.Invalid = false }
