@@ -94,18 +94,25 @@ func (c *Checker) createRoot() bool {
 // clusterBytes is EXT2_CLUSTER_SIZE, the quota charge of a new block.
 func (c *Checker) clusterBytes() uint64 { return uint64(c.fs.BlockSize) << c.fs.ClusterBits }
 
-// lookupName returns the inode named name in dir (ext2fs_lookup).
+// lookupName returns the inode named name in dir (ext2fs_lookup). The
+// blocks read until the name is found must pass their checksums, unless
+// dir is queued for rebuilding (e2fsck then ignores checksum errors);
+// failed is set when the lookup failed that way (or on a corrupt block).
 func (c *Checker) lookupName(dir uint32, name string) (uint32, bool) {
-	var found uint32
-	ok := false
-	c.iterateDir(dir, func(ino uint32, n []byte) bool {
+	ino, found, _ := c.lookupNameErr(dir, name)
+	return ino, found
+}
+
+// lookupNameErr is lookupName that also says whether the lookup failed.
+func (c *Checker) lookupNameErr(dir uint32, name string) (ino uint32, found, failed bool) {
+	ok := c.iterateDirOpt(dir, !c.rehash[dir], func(e uint32, n []byte) bool {
 		if string(n) == name {
-			found, ok = ino, true
+			ino, found = e, true
 			return false
 		}
 		return true
 	})
-	return found, ok
+	return ino, found, !ok && !found
 }
 
 // getLostAndFound is e2fsck_get_lost_and_found: the /lost+found inode,
@@ -115,9 +122,12 @@ func (c *Checker) getLostAndFound(fix bool) uint32 {
 		return c.lpf
 	}
 	const name = "lost+found"
-	ino, found := c.lookupName(ondisk.RootIno, name)
+	ino, found, failed := c.lookupNameErr(ondisk.RootIno, name)
 	if !found && !fix {
 		return 0
+	}
+	if failed {
+		c.fix(problem.Problem{Code: problem.PR_3_ERR_FIND_LPF, Err: "Directory block checksum does not match directory block"})
 	}
 	if found {
 		n := c.readFullInode(ino)
