@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -104,6 +105,19 @@ func TestCloneMatchesE2fsck(t *testing.T) {
 		tr.File("d/file", 5000)
 		tr.File("d/file2", 3000)
 		tr.File("d/big", 300000)
+		for i := 0; i < 6; i++ {
+			tr.File(fmt.Sprintf("d/s%d", i), 3000)
+		}
+	}
+	// lowest returns the two small files with the lowest inode numbers
+	// (pass 1D clones the lower one).
+	lowest := func(img string) (string, string) {
+		var names []string
+		for i := 0; i < 6; i++ {
+			names = append(names, fmt.Sprintf("/d/s%d", i))
+		}
+		sort.Slice(names, func(i, j int) bool { return testfs.Ino(t, img, names[i]) < testfs.Ino(t, img, names[j]) })
+		return names[0], names[1]
 	}
 	type dmg struct {
 		name string
@@ -130,12 +144,18 @@ func TestCloneMatchesE2fsck(t *testing.T) {
 				{"extent-start", func(img string) []string {
 					return []string{fmt.Sprintf("sif /d/file block[5] %d", testfs.Bmap(t, img, "/d/file2", 0))}
 				}},
+				// Every block of the extent is cloned: 1.47.0 leaves the
+				// last one in an extent of its own.
+				{"extent-whole", func(img string) []string {
+					x, y := lowest(img)
+					return []string{fmt.Sprintf("sif %s block[5] %d", x, testfs.Bmap(t, img, y, 0))}
+				}},
 			}
 		}
 		for _, d := range damages {
 			img := testfs.CopyImage(t, base)
 			testfs.Debugfs(t, img, d.cmds(img)...)
-			out := repairLikeE2fsck(t, name+"/"+d.name, img, false)
+			out := repairLikeE2fsck(t, name+"/"+d.name, img, true)
 			if !strings.Contains(out, "Clone multiply-claimed blocks? yes") {
 				t.Errorf("%s/%s: no clone:\n%s", name, d.name, out)
 			}

@@ -340,7 +340,7 @@ func (s *leafSim) insert(at int, e extentPiece) bool {
 	return true
 }
 
-// setBmap maps logical block l (mapped in the node) to phys as
+// setBmap maps logical block l (mapped in the node) to phys as 1.47.0's
 // ext2fs_extent_set_bmap does: the block's extent is cut, and the new
 // block joins the neighbouring extent it continues or becomes its own.
 func (s *leafSim) setBmap(l uint32, phys uint64, uninit bool) bool {
@@ -379,12 +379,9 @@ func (s *leafSim) setBmap(l uint32, phys uint64, uninit bool) bool {
 	}
 	switch {
 	case l == e.lblk && e.len == 1:
-		if prevJoins() {
-			s.ext[i-1].len++
-			s.ext = append(s.ext[:i], s.ext[i+1:]...)
-		} else {
-			s.ext[i] = newE
-		}
+		// 1.47.0 replaces the extent; merging it into the previous one
+		// came in 1.47.3.
+		s.ext[i] = newE
 	case l == e.lblk+e.len-1:
 		if nextJoins() {
 			x := &s.ext[i+1]
