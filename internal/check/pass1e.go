@@ -53,14 +53,22 @@ func (c *Checker) rebuildQueued(ino uint32) bool {
 		(ino == ondisk.RootIno || ino >= c.fs.FirstIno)
 }
 
-// willAnswerYes reports whether the sink may answer p yes (unknown
-// answers count as yes).
+// willAnswerYes reports whether the sink will answer p yes (unknown
+// answers count as yes). A stopped run (preen halt, abort) answers no.
 func (c *Checker) willAnswerYes(p problem.Problem) bool {
-	a := c.answerer()
-	if c.rec != nil && c.rec.answer != nil {
-		a = c.rec.answer
+	var s any = c.sink
+	if c.rec != nil {
+		switch {
+		case c.rec.direct != nil:
+			s = c.rec.direct
+		case c.rec.answer != nil:
+			return c.rec.answer.Answer(p)
+		}
 	}
-	return a == nil || a.Answer(p)
+	if a, ok := s.(Answerer); ok {
+		return a.Answer(p)
+	}
+	return !c.sink.Aborted()
 }
 
 // p1Unsupported stops the run at a fix gofsck does not make, before its
