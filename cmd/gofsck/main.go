@@ -541,7 +541,9 @@ restart:
 	}
 	invalid := rep.Status().Invalid || chk.SuperInvalid()
 	rep.MarkValid()
-	if !o.force {
+	// After fixes before the passes e2fsck checks fully without saying why
+	// (check_if_skip returns at once when problems were fixed).
+	if !o.force && !rep.Status().Fixed {
 		if reason := skipReason(f, invalid, chk.BackupSuperDiffers); reason == "" {
 			if !skipFixes(o, rc, chk, stderr) {
 				return problem.ExitError

@@ -156,11 +156,17 @@ func (c *Checker) pass5(ctx context.Context) error {
 	c.checkInodeBitmaps(d)
 	c.checkInodeEnd(d)
 	c.checkBlockEnd(d)
-	for _, g := range d.inodeCsumBad {
-		c.fixBitmaps(problem.Problem{Code: problem.PR_5_INODE_BITMAP_CSUM_INVALID, Group: g})
+	// A bitmap a fix has changed is rewritten with fresh checksums: e2fsck
+	// verifies only the clean ones.
+	if !c.repair.inodeBitmapDirty {
+		for _, g := range d.inodeCsumBad {
+			c.fixBitmaps(problem.Problem{Code: problem.PR_5_INODE_BITMAP_CSUM_INVALID, Group: g})
+		}
 	}
-	for _, g := range d.blockCsumBad {
-		c.fixBitmaps(problem.Problem{Code: problem.PR_5_BLOCK_BITMAP_CSUM_INVALID, Group: g})
+	if !c.repair.blockBitmapDirty {
+		for _, g := range d.blockCsumBad {
+			c.fixBitmaps(problem.Problem{Code: problem.PR_5_BLOCK_BITMAP_CSUM_INVALID, Group: g})
+		}
 	}
 	return nil
 }
@@ -178,10 +184,12 @@ func (c *Checker) setBlockPadding(m *bitmap.Bitmap) {
 
 // fixBitmaps reports a problem whose fix is to rewrite the bitmaps (with
 // their padding and checksums) at the end of the run.
-func (c *Checker) fixBitmaps(p problem.Problem) {
+func (c *Checker) fixBitmaps(p problem.Problem) bool {
 	if c.fix(p) && c.repairing() {
 		c.repair.bitmapsDirty = true
+		return true
 	}
+	return false
 }
 
 func init() {
@@ -287,7 +295,7 @@ func (c *Checker) checkBlockBitmaps(d *diskBitmaps) {
 		}
 		d.blocks = c.blockFound.CloneLen(d.blocks.Len())
 		c.setBlockPadding(d.blocks)
-		c.repair.bitmapsDirty = true
+		c.repair.bitmapsDirty, c.repair.blockBitmapDirty = true, true
 	}
 	for g := uint32(0); g < f.Groups; g++ {
 		gd := f.Group(g)
@@ -370,7 +378,7 @@ func (c *Checker) checkInodeBitmaps(d *diskBitmaps) {
 			break
 		}
 		d.inodes = c.inodeUsed.CloneLen(d.inodes.Len())
-		c.repair.bitmapsDirty = true
+		c.repair.bitmapsDirty, c.repair.inodeBitmapDirty = true, true
 	}
 	for g := uint32(0); g < f.Groups; g++ {
 		gd := f.Group(g)
@@ -394,7 +402,9 @@ func (c *Checker) checkInodeBitmaps(d *diskBitmaps) {
 
 func (c *Checker) checkInodeEnd(d *diskBitmaps) {
 	if d.inodeTail {
-		c.fixBitmaps(problem.Problem{Code: problem.PR_5_INODE_BMAP_PADDING})
+		if c.fixBitmaps(problem.Problem{Code: problem.PR_5_INODE_BMAP_PADDING}) {
+			c.repair.inodeBitmapDirty = true
+		}
 	}
 }
 
@@ -405,12 +415,16 @@ func (c *Checker) checkBlockEnd(d *diskBitmaps) {
 	lastReal := f.ClusterOf(f.BlocksCount - 1)
 	for cl := lastReal + 1; cl <= end; cl++ {
 		if !d.blocks.Test(cl) {
-			c.fixBitmaps(problem.Problem{Code: problem.PR_5_BLOCK_BMAP_PADDING})
+			if c.fixBitmaps(problem.Problem{Code: problem.PR_5_BLOCK_BMAP_PADDING}) {
+				c.repair.blockBitmapDirty = true
+			}
 			return
 		}
 	}
 	if d.blockTail {
-		c.fixBitmaps(problem.Problem{Code: problem.PR_5_BLOCK_BMAP_PADDING})
+		if c.fixBitmaps(problem.Problem{Code: problem.PR_5_BLOCK_BMAP_PADDING}) {
+			c.repair.blockBitmapDirty = true
+		}
 	}
 }
 

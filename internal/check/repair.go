@@ -53,6 +53,10 @@ type repairState struct {
 	// fixes); bitmapsDirty says they must be written.
 	final        *diskBitmaps
 	bitmapsDirty bool
+	// blockBitmapDirty and inodeBitmapDirty are e2fsck's BB/IB dirty
+	// flags: a fix changed that kind of bitmap (pass 5 then does not
+	// verify its checksums, since it is rewritten anyway).
+	blockBitmapDirty, inodeBitmapDirty bool
 	// origSB and origGDT are the superblock and descriptors as opened,
 	// to tell whether fixes changed them (Changed).
 	origSB, origGDT []byte
@@ -150,8 +154,11 @@ func (c *Checker) applyBitmapEdits(d *diskBitmaps) {
 			d.inodes.Clear(uint64(ino))
 		}
 	}
-	if len(c.repair.blockEdits)+len(c.repair.inodeEdits) > 0 {
-		c.repair.bitmapsDirty = true
+	if len(c.repair.blockEdits) > 0 {
+		c.repair.bitmapsDirty, c.repair.blockBitmapDirty = true, true
+	}
+	if len(c.repair.inodeEdits) > 0 {
+		c.repair.bitmapsDirty, c.repair.inodeBitmapDirty = true, true
 	}
 	c.repair.final = d
 }
@@ -329,9 +336,13 @@ func (c *Checker) writeSuperAndGDT(all bool) {
 	for g := uint32(0); g < f.Groups; g++ {
 		l := f.Layout(g)
 		if g > 0 && all && l.Super != 0 {
-			cp := bytes.Clone(sb)
-			ondisk.Superblock(cp).SetBlockGroupNr(uint16(g))
-			ondisk.Superblock(cp).SetChecksum()
+			// ext2fs_flush writes the backups as not valid and without
+			// needs_recovery.
+			cp := ondisk.Superblock(bytes.Clone(sb))
+			cp.SetState(cp.State() &^ ondisk.StateValid)
+			cp.SetFeatureIncompat(cp.FeatureIncompat() &^ ondisk.IncompatRecover)
+			cp.SetBlockGroupNr(uint16(g))
+			cp.SetChecksum()
 			c.writeAt(int64(l.Super*bs), cp[:ondisk.SuperblockSize])
 		}
 		if l.OldDesc != 0 && (g == 0 || all) && oldDesc > 0 {
