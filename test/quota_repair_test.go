@@ -48,12 +48,7 @@ func TestQuotaRewrite(t *testing.T) {
 		}
 		return cmds
 	}
-	cases := []struct {
-		name  string
-		spec  testfs.Spec
-		cmds  []string
-		setup func(t *testing.T, img string)
-	}{
+	cases := []quotaCase{
 		{name: "ext4-4k-uid", spec: testfs.Spec{Size: 16 << 20, FSType: "ext4", BlockSize: 4096, Features: "quota,project", Populate: files(3), OptimizeDirs: true},
 			cmds: []string{"sif /dir/big uid 1234"}},
 		{name: "ext4-1k-uid-gid-projid", spec: testfs.Spec{Size: 16 << 20, FSType: "ext4", BlockSize: 1024, InodeSize: 256, Features: "quota,project", Populate: files(3), OptimizeDirs: true},
@@ -105,7 +100,33 @@ func TestQuotaRewrite(t *testing.T) {
 				testfs.Debugfs(t, img, fmt.Sprintf("zap_block %d", testfs.Bmap(t, img, "<3>", 0)))
 			}},
 	}
+	// Orphans released before pass 1 with quotas: the quota files are read
+	// (usage and limits), the released blocks and inodes taken off, and
+	// every quota file rewritten before pass 1.
+	orphans := func(t *testing.T, img string) {
+		s1, s2, big := testfs.Ino(t, img, "/dir/f000"), testfs.Ino(t, img, "/dir/f001"), testfs.Ino(t, img, "/dir/big")
+		testfs.Debugfs(t, img, "unlink /dir/f000", "unlink /dir/f001",
+			fmt.Sprintf("sif <%d> links_count 0", s1), fmt.Sprintf("sif <%d> links_count 0", s2),
+			fmt.Sprintf("sif <%d> dtime %d", s1, s2), fmt.Sprintf("sif <%d> dtime %d", s2, big),
+			fmt.Sprintf("sif <%d> size 10000", big), fmt.Sprintf("sif <%d> dtime 0", big),
+			fmt.Sprintf("ssv last_orphan %d", s1))
+	}
+	cases = append(cases,
+		quotaCase{name: "orphans-1k", spec: testfs.Spec{Size: 16 << 20, FSType: "ext4", BlockSize: 1024, InodeSize: 256, Features: "quota,project", Populate: files(3), OptimizeDirs: true},
+			setup: orphans},
+		quotaCase{name: "orphans-4k-owners", spec: testfs.Spec{Size: 16 << 20, FSType: "ext4", BlockSize: 4096, Features: "quota", Populate: files(3), OptimizeDirs: true},
+			cmds: []string{"sif /dir/f001 uid 77"}, setup: func(t *testing.T, img string) {
+				testfs.E2fsckInPlace(t, img, "-fy") // quotas consistent first
+				orphans(t, img)
+			}},
+	)
 	for _, tc := range cases {
+		if tc.want == "" {
+			tc.want = "Update quota info"
+		}
+		if strings.HasPrefix(tc.name, "orphans") {
+			tc.want = "orphaned inode"
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			img := testfs.MkImage(t, tc.spec)
@@ -122,8 +143,8 @@ func TestQuotaRewrite(t *testing.T) {
 			copyTo(t, img, gimg)
 			eout, eerr, eexit, _ := runSplit2(t, 60*time.Second, e2fsck, "-fy", eimg)
 			gout, gerr, gexit, _ := runSplit2(t, 60*time.Second, gofsck, "-fy", gimg)
-			if !strings.Contains(eout, "Update quota info") {
-				t.Fatalf("the damage does not need a quota rewrite:\n%s", eout)
+			if !strings.Contains(eout, tc.want) {
+				t.Fatalf("e2fsck -fy does not print %q:\n%s", tc.want, eout)
 			}
 			gout = strings.ReplaceAll(gout, gimg, eimg)
 			if eout != gout || eexit != gexit {
@@ -175,6 +196,16 @@ func fragment(n int) func(t *testing.T, img string) {
 		}
 		testfs.Debugfs(t, img, cmds...)
 	}
+}
+
+// quotaCase is one image of TestQuotaRewrite: made from spec, damaged by
+// the debugfs commands cmds and then setup.
+type quotaCase struct {
+	name  string
+	spec  testfs.Spec
+	cmds  []string
+	setup func(t *testing.T, img string)
+	want  string // in e2fsck's transcript ("Update quota info" if empty)
 }
 
 // stderrLines drops the version banner from a checker's stderr.

@@ -15,11 +15,12 @@ import (
 // ("Truncating"), its blocks and inode returned to the on-disk bitmaps and
 // the group and superblock counts, as ext2fs_block_alloc_stats2 and
 // ext2fs_inode_alloc_stats2 do. The passes then see the released inodes
-// as unused and pass 5 the edited bitmaps.
+// as unused and pass 5 the edited bitmaps. With quotas, the quota files
+// are read first and rewritten at the end (quota_orphan.go).
 //
 // Not implemented (the run stops as for an unimplemented fix, writing
-// nothing): quota accounting (quota feature), extended attribute blocks of
-// orphans, truncating an extent-mapped or bigalloc file past its size,
+// nothing): extended attribute blocks of orphans, truncating an
+// extent-mapped or bigalloc file past its size,
 // and broken indirect blocks.
 
 // unsupportedFixer is the Reporter's way of stopping a run at a fix gofsck
@@ -55,6 +56,7 @@ type orphanRelease struct {
 	abort       bool
 	err         error
 	buf         []byte
+	inode       ondisk.Inode // charged for the quota
 }
 
 // releaseOrphans is release_orphan_inodes. It returns true when it hit an
@@ -66,8 +68,7 @@ func (c *Checker) releaseOrphans() bool {
 		return false
 	}
 	ino := sb.LastOrphan()
-	if sb.HasRoCompat(ondisk.RoCompatQuota) {
-		c.unsupported(problem.PR_0_ORPHAN_CLEAR_INODE)
+	if !c.orphanQuotaBegin() {
 		return false
 	}
 	// Win or lose, the head of the list is not used again.
@@ -100,7 +101,11 @@ func (c *Checker) releaseOrphans() bool {
 	if sb.HasRoCompat(ondisk.RoCompatOrphanPresent) && !sb.HasCompat(ondisk.CompatOrphanFile) {
 		return true
 	}
-	return c.processOrphanFile(d)
+	if bad := c.processOrphanFile(d); bad || c.abort {
+		return bad
+	}
+	c.orphanQuotaEnd(d)
+	return false
 }
 
 // applyOrphanEdits applies the bitmap edits made so far to d.
@@ -147,6 +152,7 @@ func (c *Checker) releaseOrphanInode(ino uint32, d *diskBitmaps) (uint32, error)
 		return 0, err
 	}
 	if n.LinksCount() == 0 {
+		c.chargeQuota(ino, n, 0, ^uint64(0)) // quota_data_inodes(-1)
 		c.orphanFreeInode(ino, n.IsDir(), d)
 		n.SetDtime(uint32(c.opt.Now.Unix()))
 	} else {
@@ -168,7 +174,7 @@ func (c *Checker) releaseInodeBlocks(ino uint32, n ondisk.Inode, d *diskBitmaps,
 		// ext2fs_adjust_ea_refcount3 and the EA block's release.
 		return errOrphanUnsupported
 	}
-	r := &orphanRelease{c: c, d: d, p: p, buf: make([]byte, f.BlockSize)}
+	r := &orphanRelease{c: c, d: d, p: p, buf: make([]byte, f.BlockSize), inode: n}
 	bs := uint64(f.BlockSize)
 	if n.LinksCount() != 0 {
 		r.truncating = true
@@ -500,6 +506,7 @@ func (r *orphanRelease) block(blk uint64, cnt int64) (uint64, bool) {
 		r.truncated++
 		changed = true
 	}
+	c.chargeQuota(0, r.inode, -uint64(f.BlockSize), 0) // quota_data_sub
 	c.orphanFreeBlock(blk, r.d)
 	if changed {
 		return 0, true

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"gofsck/internal/bitmap"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 	"gofsck/internal/quota"
@@ -94,30 +95,26 @@ func (c *Checker) quotaRewritable(t quota.Type, dict map[uint32]*quotaUsage) (*q
 		return nil, false
 	}
 	p := c.planQuotaFile(t, ino, dict)
-	d := &dryAlloc{c: c, taken: map[uint64]bool{}}
-	if p.old.Size() != 0 && c.hasValidBlocks(p.old) {
-		c.punchAll(p.old, func(b uint64) {
-			if b >= c.fs.FirstDataBlock && b < c.fs.BlocksCount {
-				d.freed = append(d.freed, c.fs.ClusterOf(b))
-			}
-		})
-		slices.Sort(d.freed)
-	}
-	_, ok := c.mapQuotaFile(ino, p.built, d.alloc)
-	return p, ok
+	return p, c.quotaFits(p, c.repair.final.blocks)
 }
 
 // writeQuotaFile writes the quota file of type t that quotaRewritable
 // planned and points the superblock at it (quota_set_sb_inum).
 func (c *Checker) writeQuotaFile(t quota.Type, p *quotaPlan) {
+	c.writePlannedQuota(t, p, c.lateFreeBlock, c.lateAllocBlock)
+}
+
+// writePlannedQuota writes a planned quota file, freeing and allocating
+// blocks with free and alloc.
+func (c *Checker) writePlannedQuota(t quota.Type, p *quotaPlan, free func(uint64), alloc func(uint64) (uint64, bool)) {
 	f := c.fs
 	ino := p.ino
 	// quota_inode_init_new, with quota_inode_truncate when the file has a
 	// size.
 	if p.old.Size() != 0 && c.hasValidBlocks(p.old) {
-		c.punchAll(p.old, c.lateFreeBlock)
+		c.punchAll(p.old, free)
 	}
-	m, ok := c.mapQuotaFile(ino, p.built, c.lateAllocBlock)
+	m, ok := c.mapQuotaFile(ino, p.built, alloc)
 	if !ok {
 		return
 	}
@@ -169,48 +166,53 @@ func (c *Checker) mapQuotaFile(ino uint32, built *quota.Built, alloc func(uint64
 	return m, true
 }
 
-// dryAlloc is lateAllocBlock without side effects, over the final bitmap
-// with the old file's clusters freed and the dry run's own allocations
-// taken.
+// dryAlloc is the library's allocation without side effects, over a
+// bitmap with the old file's clusters freed and the dry run's own
+// allocations taken.
 type dryAlloc struct {
-	c     *Checker
-	taken map[uint64]bool
-	freed []uint64 // sorted
-}
-
-// next returns the first free cluster at or after from (past the end of
-// the filesystem when there is none).
-func (d *dryAlloc) next(from uint64) uint64 {
-	blocks := d.c.repair.final.blocks
-	cl := blocks.NextClear(from)
-	for cl < blocks.Len() && d.taken[cl] {
-		cl = blocks.NextClear(cl + 1)
-	}
-	i, _ := slices.BinarySearch(d.freed, from)
-	for ; i < len(d.freed) && d.freed[i] < cl; i++ {
-		if !d.taken[d.freed[i]] {
-			return d.freed[i]
-		}
-	}
-	return cl
+	c      *Checker
+	blocks *bitmap.Bitmap
+	taken  map[uint64]bool
+	freed  []uint64 // sorted
 }
 
 func (d *dryAlloc) alloc(goal uint64) (uint64, bool) {
+	// The old file's clusters count as free: allocate one of them when it
+	// comes before the bitmap's first free cluster.
 	f := d.c.fs
-	if goal == 0 || goal >= f.BlocksCount {
-		goal = f.FirstDataBlock
-	}
-	first := f.ClusterOf(f.FirstDataBlock)
-	last := f.ClusterOf(f.BlocksCount - 1)
+	cl, ok := firstFreeCluster(d.c, d.blocks, goal, d.taken)
 	g := f.ClusterOf(goal)
-	cl := d.next(g)
-	if cl > last {
-		if goal == f.FirstDataBlock {
-			return 0, false
+	if goal == 0 || goal >= f.BlocksCount {
+		g = f.ClusterOf(f.FirstDataBlock)
+	}
+	pick := func(lo, hi uint64) (uint64, bool) {
+		i, _ := slices.BinarySearch(d.freed, lo)
+		for ; i < len(d.freed) && d.freed[i] < hi; i++ {
+			if !d.taken[d.freed[i]] {
+				return d.freed[i], true
+			}
 		}
-		if cl = d.next(first); cl >= g {
-			return 0, false
+		return 0, false
+	}
+	switch {
+	case ok && cl >= g:
+		if x, found := pick(g, cl); found {
+			cl = x
 		}
+	case ok: // wrapped around: nothing free from the goal on in the bitmap
+		if x, found := pick(g, ^uint64(0)); found {
+			cl = x
+		} else if x, found := pick(0, cl); found {
+			cl = x
+		}
+	default:
+		x, found := pick(g, ^uint64(0))
+		if !found {
+			if x, found = pick(0, g); !found {
+				return 0, false
+			}
+		}
+		cl = x
 	}
 	d.taken[cl] = true
 	return cl << f.ClusterBits, true
