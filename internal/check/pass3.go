@@ -31,6 +31,9 @@ func (c *Checker) pass3(ctx context.Context) error {
 	done := bitmap.New(uint64(f.InodesCount) + 1)
 	done.Set(ondisk.RootIno)
 	var loop *bitmap.Bitmap
+	// lastDir is e2fsck's pctx->dir, shared by every directory's check:
+	// a failed '..' lookup leaves the previous value in the message.
+	var lastDir uint32
 	ndirs := uint64(len(c.dirs))
 	c.progress(3, 0, ndirs)
 	for i := range c.dirs {
@@ -46,7 +49,7 @@ func (c *Checker) pass3(ctx context.Context) error {
 		if !c.inodeDir.Test(uint64(dir)) {
 			continue
 		}
-		c.checkDirectory(dir, done, &loop)
+		c.checkDirectory(dir, done, &loop, &lastDir)
 		if c.sink.Aborted() {
 			return nil
 		}
@@ -66,7 +69,7 @@ func (c *Checker) pass3(ctx context.Context) error {
 
 // checkDirectory walks parent pointers from dir until a directory already
 // proven connected, offering to reconnect one without a parent.
-func (c *Checker) checkDirectory(dir uint32, done *bitmap.Bitmap, loop **bitmap.Bitmap) {
+func (c *Checker) checkDirectory(dir uint32, done *bitmap.Bitmap, loop **bitmap.Bitmap, lastDir *uint32) {
 	ino := dir
 	loopPass := false
 	parentCount := 0
@@ -83,12 +86,15 @@ func (c *Checker) checkDirectory(dir uint32, done *bitmap.Bitmap, loop **bitmap.
 		if parent == 0 || (loopPass && (*loop).Test(uint64(parent))) {
 			p := problem.Problem{Ino: ino}
 			if parent != 0 {
-				p.Dir = parent
+				*lastDir = parent
 				p.Code = problem.PR_3_LOOPED_DIR
 			} else {
-				p.Dir = c.lookupDotDot(ino)
+				if dd, ok := c.lookupDotDot(ino); ok {
+					*lastDir = dd
+				}
 				p.Code = problem.PR_3_UNCONNECTED_DIR
 			}
+			p.Dir = *lastDir
 			if c.fix(p) && c.repairing() {
 				if c.reconnectFile(p.Ino) {
 					c.unmarkValid()
@@ -111,6 +117,7 @@ func (c *Checker) checkDirectory(dir uint32, done *bitmap.Bitmap, loop **bitmap.
 	if di == nil {
 		return
 	}
+	*lastDir = di.parent
 	if di.dotdot != di.parent {
 		if c.fix(problem.Problem{Code: problem.PR_3_BAD_DOT_DOT, Ino: dir, Ino2: di.dotdot, Dir: di.parent}) && c.repairing() {
 			c.fixDotDot(dir, di.parent)
@@ -118,17 +125,18 @@ func (c *Checker) checkDirectory(dir uint32, done *bitmap.Bitmap, loop **bitmap.
 	}
 }
 
-// lookupDotDot returns the inode named by dir's '..' entry, 0 if none.
-func (c *Checker) lookupDotDot(dir uint32) uint32 {
-	var found uint32
-	c.iterateDir(dir, func(ino uint32, name []byte) bool {
+// lookupDotDot returns the inode named by dir's '..' entry, as
+// ext2fs_lookup finds it (blocks read must pass their checksums); ok is
+// false when there is none.
+func (c *Checker) lookupDotDot(dir uint32) (found uint32, ok bool) {
+	c.iterateDirOpt(dir, true, func(ino uint32, name []byte) bool {
 		if string(name) == ".." {
-			found = ino
+			found, ok = ino, true
 			return false
 		}
 		return true
 	})
-	return found
+	return found, ok
 }
 
 // pass3A rebuilds each directory queued for rebuilding (rehash.go); in
