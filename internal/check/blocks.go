@@ -308,7 +308,7 @@ func (c *Checker) walkIndirect(s *inodeScratch, w *blockWalk, blk uint64, level 
 		}
 	}
 	if dirty {
-		c.writeBlock(blk, buf)
+		c.writeBlockUncounted(blk, buf)
 	}
 	return
 }

@@ -369,7 +369,7 @@ func (c *Checker) writeExtentNode(x *extentScan, l int) {
 			binary.LittleEndian.PutUint32(buf[ondisk.ExtentHeaderSize+int(h.Max())*ondisk.ExtentEntrySize:], sum)
 		}
 	}
-	c.writeBlock(x.path[l], buf)
+	c.writeBlockUncounted(x.path[l], buf)
 }
 
 // extentRemove is e2fsck's answer to a bad extent: ext2fs_extent_delete

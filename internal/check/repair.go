@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"sync"
+	"sync/atomic"
 
 	"gofsck/internal/bitmap"
 	"gofsck/internal/ondisk"
@@ -42,6 +43,9 @@ func CanFix(c problem.Code) bool { return repairable[c] }
 type repairState struct {
 	mu  sync.Mutex
 	err error // the first write error; the run is then aborted
+	// uncounted is how many writes (each one device write, direct or
+	// replayed) do not count as a change (writeBlockUncounted).
+	uncounted atomic.Int64
 
 	// blockEdits and inodeEdits are the bitmap bits fixes set (true) or
 	// cleared (false) before pass 5, by cluster and inode number. Pass 5
@@ -100,6 +104,18 @@ func (c *Checker) WriteError() error {
 // writeBlock writes one filesystem block.
 func (c *Checker) writeBlock(blk uint64, data []byte) {
 	c.writeAt(int64(blk)<<c.fs.BlockBits, data[:c.fs.BlockSize])
+}
+
+// writeBlockUncounted writes a block the way the library's block and
+// extent iterators write tree blocks: e2fsck does not count such writes as
+// a change of the filesystem ("FILE SYSTEM WAS MODIFIED", exit 1), only
+// the inode, directory, bitmap and superblock updates that go with them.
+func (c *Checker) writeBlockUncounted(blk uint64, data []byte) {
+	if !c.repairing() {
+		return
+	}
+	c.repair.uncounted.Add(1)
+	c.writeBlock(blk, data)
 }
 
 // writeInode writes inode ino, recomputing its checksum first.
@@ -215,7 +231,7 @@ func (c *Checker) Changed() bool {
 	if !c.repairing() {
 		return false
 	}
-	if c.repair.bitmapsDirty || c.fs.Dev.Stats().WriteOps > 0 {
+	if c.repair.bitmapsDirty || c.fs.Dev.Stats().WriteOps > uint64(c.repair.uncounted.Load()) {
 		return true
 	}
 	return !bytes.Equal(c.fs.SB, c.repair.origSB) || !bytes.Equal(c.fs.GDT(), c.repair.origGDT)
