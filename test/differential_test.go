@@ -270,6 +270,7 @@ func TestDifferential(t *testing.T) {
 	}
 	known := loadKnown(t, knownDiffPath)
 	repairKnown := loadKnown(t, repairKnownPath)
+	preenKnown := loadKnown(t, preenKnownPath)
 
 	// Base images are built on first use, once per feature set.
 	defs := map[string]fsDef{}
@@ -362,6 +363,8 @@ func TestDifferential(t *testing.T) {
 
 				ragree, rreason, rdetail := repairLeg(t, img)
 				repairKnown.record(t, dc.name, ragree, rreason, rdetail)
+				pagree, preason, pdetail := preenLeg(t, img)
+				preenKnown.record(t, dc.name, pagree, preason, pdetail)
 			})
 		}
 	})
@@ -370,6 +373,7 @@ func TestDifferential(t *testing.T) {
 	}
 	known.finish(t, "differential", names, knownDiffHeader)
 	repairKnown.finish(t, "repair", names, repairKnownHeader)
+	preenKnown.finish(t, "preen", names, preenKnownHeader)
 }
 
 func writeDiffReport(t *testing.T, path string, all []dcase, report map[string][2]result) {

@@ -238,3 +238,46 @@ func treeListing(t *testing.T, img string) (list string, huge bool) {
 	sort.Strings(lines)
 	return strings.Join(lines, "\n"), huge
 }
+
+const preenKnownPath = "testdata/preen_known.txt"
+
+const preenKnownHeader = `# Differential cases whose gofsck -p run does not yet agree with e2fsck -p
+# (test/repair_test.go, preenLeg). One line per case: name<TAB>reason. The
+# list may only shrink. Regenerate with
+#   go test ./test -run '^TestDifferential$' -update-known
+`
+
+// preenLeg runs gofsck -p and e2fsck -p on copies of img. They agree when
+// both print the same (stdout and stderr, device names aside) and exit
+// the same: 0 or 1 when every fault is preen-safe, 4 with "UNEXPECTED
+// INCONSISTENCY" when one is not; and e2fsck -fn then judges both images
+// alike (clean after a full preen repair). A run that stops at an unsupported fix must not change the
+// image.
+func preenLeg(t *testing.T, img string) (agree bool, reason, detail string) {
+	t.Helper()
+	before := testfs.FileSHA256(t, img)
+	gimg := testfs.CopyImage(t, img)
+	eimg := testfs.CopyImage(t, img)
+	gout, gexit := testfs.Gofsck(t, gimg, "-p")
+	eout, eexit := testfs.E2fsckInPlace(t, eimg, "-p")
+	detail = fmt.Sprintf("--- e2fsck -p (exit %d):\n%s--- gofsck -p (exit %d):\n%s", eexit, eout, gexit, gout)
+	if m := unsupportedRe.FindStringSubmatch(gout); m != nil {
+		if testfs.FileSHA256(t, gimg) != before {
+			t.Errorf("gofsck -p stopped at an unsupported fix (%s) but changed the image", m[1])
+		}
+		return false, "unsupported " + m[1], detail
+	}
+	if gexit != eexit {
+		return false, fmt.Sprintf("-p exit %d, e2fsck %d", gexit, eexit), detail
+	}
+	if g, e := transcript(gout, gimg), transcript(eout, eimg); g != e {
+		return false, "-p transcript differs: " + firstDiffLine(e, g), detail
+	}
+	// Without -f both may skip a filesystem marked clean: then what is
+	// left must be what e2fsck -p left.
+	out, code := testfs.E2fsck(t, gimg, "-fn")
+	if _, ref := testfs.E2fsck(t, eimg, "-fn"); code != ref {
+		return false, fmt.Sprintf("after -p e2fsck -fn exits %d (after e2fsck -p %d)", code, ref), detail + "--- e2fsck -fn after gofsck -p:\n" + out
+	}
+	return true, "", detail
+}
