@@ -112,20 +112,7 @@ func (c *Checker) releaseOrphans() bool {
 func (c *Checker) applyOrphanEdits(d *diskBitmaps) {
 	c.repair.mu.Lock()
 	defer c.repair.mu.Unlock()
-	for cl, used := range c.repair.blockEdits {
-		if used {
-			d.blocks.Set(cl)
-		} else {
-			d.blocks.Clear(cl)
-		}
-	}
-	for ino, used := range c.repair.inodeEdits {
-		if used {
-			d.inodes.Set(uint64(ino))
-		} else {
-			d.inodes.Clear(uint64(ino))
-		}
-	}
+	c.repair.applyEdits(d)
 }
 
 // releaseOrphanInode is release_orphan_inode: it returns the next inode of

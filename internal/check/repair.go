@@ -151,25 +151,30 @@ func (c *Checker) markInodeOnDisk(ino uint32, used bool) {
 	c.repair.mu.Unlock()
 }
 
-// applyBitmapEdits applies the fixes' bitmap edits to the loaded on-disk
-// bitmaps (pass 5) and remembers them as the bitmaps to write.
-func (c *Checker) applyBitmapEdits(d *diskBitmaps) {
-	c.repair.mu.Lock()
-	defer c.repair.mu.Unlock()
-	for cl, used := range c.repair.blockEdits {
+// applyEdits sets and clears the edited bits in d (r.mu held).
+func (r *repairState) applyEdits(d *diskBitmaps) {
+	for cl, used := range r.blockEdits {
 		if used {
 			d.blocks.Set(cl)
 		} else {
 			d.blocks.Clear(cl)
 		}
 	}
-	for ino, used := range c.repair.inodeEdits {
+	for ino, used := range r.inodeEdits {
 		if used {
 			d.inodes.Set(uint64(ino))
 		} else {
 			d.inodes.Clear(uint64(ino))
 		}
 	}
+}
+
+// applyBitmapEdits applies the fixes' bitmap edits to the loaded on-disk
+// bitmaps (pass 5) and remembers them as the bitmaps to write.
+func (c *Checker) applyBitmapEdits(d *diskBitmaps) {
+	c.repair.mu.Lock()
+	defer c.repair.mu.Unlock()
+	c.repair.applyEdits(d)
 	if len(c.repair.blockEdits) > 0 {
 		c.repair.bitmapsDirty, c.repair.blockBitmapDirty = true, true
 	}
