@@ -70,20 +70,7 @@ func TestCorpusOutput(t *testing.T) {
 	dir := corpusDir(t)
 	gofsck := testfs.GofsckPath(t)
 	known := loadKnown(t, corpusOutputKnownPath)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	e2fsck, err := exec.LookPath("e2fsck")
-	if err != nil {
-		t.Fatal(err)
-	}
+	names, e2fsck := corpusNames(t, dir), e2fsckPath(t)
 	t.Run("image", func(t *testing.T) {
 		for _, name := range names {
 			t.Run(name, func(t *testing.T) {

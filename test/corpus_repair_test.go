@@ -28,20 +28,7 @@ func TestCorpusRepair(t *testing.T) {
 	dir := corpusDir(t)
 	gofsck := testfs.GofsckPath(t)
 	known := loadKnown(t, corpusRepairKnownPath)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() {
-			names = append(names, e.Name())
-		}
-	}
-	e2fsck, err := exec.LookPath("e2fsck")
-	if err != nil {
-		t.Fatal(err)
-	}
+	names, e2fsck := corpusNames(t, dir), e2fsckPath(t)
 	t.Run("image", func(t *testing.T) {
 		for _, name := range names {
 			t.Run(name, func(t *testing.T) {
@@ -132,3 +119,29 @@ func copyTo(t *testing.T, src, dst string) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// corpusNames lists the test folders of the corpus.
+func corpusNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// e2fsckPath is the installed e2fsck.
+func e2fsckPath(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("e2fsck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
