@@ -133,6 +133,7 @@ func walkEntries(buf []byte, blockSize int, fn func(ino uint32, name []byte) boo
 type hashEntry struct {
 	hash, minor uint32
 	ino         uint32
+	ft          uint8 // file type byte (kept by the rebuild)
 	name        []byte
 }
 
@@ -225,6 +226,8 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 	}
 }
 
+// hashLess is the rebuild's entry order: hash, minor hash, name, then
+// higher inode first.
 func hashLess(a, b *hashEntry) bool {
 	if a.hash != b.hash {
 		return a.hash < b.hash

@@ -67,30 +67,6 @@ func (c *Checker) queueLinearDirs() {
 	}
 }
 
-// rehashEntry is one live entry of a directory being rebuilt.
-type rehashEntry struct {
-	hash, minor uint32
-	ino         uint32
-	ft          uint8
-	name        []byte
-}
-
-func rehashLess(a, b *rehashEntry) bool {
-	if a.hash != b.hash {
-		return a.hash < b.hash
-	}
-	if a.minor != b.minor {
-		return a.minor < b.minor
-	}
-	if r := bytes.Compare(a.name[:min(len(a.name), len(b.name))], b.name[:min(len(a.name), len(b.name))]); r != 0 {
-		return r < 0
-	}
-	if len(a.name) != len(b.name) {
-		return len(a.name) < len(b.name)
-	}
-	return a.ino > b.ino
-}
-
 // rehashDir is e2fsck_rehash_dir for one queued directory; a read-only
 // run only reports the duplicate names.
 func (c *Checker) rehashDir(dir uint32) {
@@ -138,7 +114,7 @@ func (c *Checker) rebuildDir(dir uint32) error {
 	}
 
 	// Read every entry (fill_dir_block).
-	var ents []rehashEntry
+	var ents []hashEntry
 	var parent uint32
 	buf := make([]byte, bs)
 	for {
@@ -182,7 +158,7 @@ func (c *Checker) rebuildDir(dir uint32) error {
 					parent = ino
 					continue
 				}
-				re := rehashEntry{ino: ino, ft: e[7], name: append([]byte(nil), name...)}
+				re := hashEntry{ino: ino, ft: e[7], name: append([]byte(nil), name...)}
 				if !compress {
 					re.hash, re.minor, _ = dirhash.Hash(hv, name, &seed)
 				}
@@ -202,7 +178,7 @@ func (c *Checker) rebuildDir(dir uint32) error {
 		if compress && len(ents) > 1 {
 			part = ents[2:]
 		}
-		sort.SliceStable(part, func(i, j int) bool { return rehashLess(&part[i], &part[j]) })
+		sort.SliceStable(part, func(i, j int) bool { return hashLess(&part[i], &part[j]) })
 		if c.fixDuplicates(dir, n, ents, hv, &seed) == 0 {
 			break
 		}
@@ -225,7 +201,7 @@ func (c *Checker) rebuildDir(dir uint32) error {
 
 // fixDuplicates is duplicate_search_and_fix over sorted entries; it
 // returns how many it fixed.
-func (c *Checker) fixDuplicates(dir uint32, n ondisk.Inode, ents []rehashEntry, hv dirhash.Version, seed *[4]uint32) int {
+func (c *Checker) fixDuplicates(dir uint32, n ondisk.Inode, ents []hashEntry, hv dirhash.Version, seed *[4]uint32) int {
 	fixed := 0
 	for i := 1; i < len(ents); i++ {
 		e, prev := &ents[i], &ents[i-1]
@@ -277,7 +253,7 @@ func (c *Checker) fixDuplicates(dir uint32, n ondisk.Inode, ents []rehashEntry, 
 // copyDirEntries packs the entries into leaf blocks as e2fsck's
 // copy_dir_entries does. In index mode block 0 is left for the root.
 // hashes[i] is the first hash of block i (with the collision bit).
-func copyDirEntries(ents []rehashEntry, bs, csumSize int, compress bool) ([][]byte, []uint32) {
+func copyDirEntries(ents []hashEntry, bs, csumSize int, compress bool) ([][]byte, []uint32) {
 	var out [][]byte
 	var hashes []uint32
 	next := func() []byte {
