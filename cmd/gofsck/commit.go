@@ -45,6 +45,7 @@ func (r *repairRun) unsupported() bool {
 		return false
 	}
 	r.ov.Discard()
+	r.o.extJournal.discard()
 	name := code.String()
 	fmt.Fprintf(r.stderr, "\n%s: %s: the fix for problem %s (0x%06x) is not implemented yet.\n"+
 		"Nothing was written to %s. Run e2fsck to repair it, or %s -n to check it read-only.\n",
@@ -56,6 +57,7 @@ func (r *repairRun) unsupported() bool {
 func (r *repairRun) discard() {
 	if r.active() {
 		r.ov.Discard()
+		r.o.extJournal.discard()
 	}
 }
 
@@ -66,6 +68,10 @@ func (r *repairRun) modified() bool { return r.active() && r.chk.Changed() }
 // flush writes the pending fixes to the device and makes them durable.
 // It returns false (after printing why) when the device refused them.
 func (r *repairRun) flush() bool {
+	if err := r.o.extJournal.flush(); err != nil {
+		fatal(r.o, r.stderr, "%v while writing to the journal device %s", err, r.o.extJournal.path)
+		return false
+	}
 	if !r.active() || !r.ov.Dirty() {
 		return true
 	}

@@ -71,6 +71,8 @@ type options struct {
 	// true when reporting starts on (-C given with fd >= 0).
 	progressFd int
 	progressOn bool
+	// extJournal is the external journal device found for the run.
+	extJournal *extJournal
 }
 
 const optSpec = "panyrcdfktvDFVb:B:l:L:C:j:E:z:I:P:N:"
@@ -439,6 +441,12 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 			}
 		}()
 	}
+	jx, ok := openExtJournal(o, f, ov != nil, stderr)
+	if !ok {
+		return problem.ExitError
+	}
+	defer jx.close()
+	o.extJournal = jx
 	name := deviceName(o, f)
 	o.report.attach(dev, name)
 	prog, stdout := startProgress(o, name, stdout)
@@ -472,7 +480,7 @@ restart:
 	if ov != nil {
 		ropt.CanFix = check.CanFix
 	}
-	copt := check.Options{ReadOnly: ov == nil, Now: time.Now(), ExternalJournal: o.journal, Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch}
+	copt := check.Options{ReadOnly: ov == nil, Now: time.Now(), ExternalJournal: jx.pathOr(o.journal), JournalDev: jx.journalDevice(), Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch}
 	var tm *timer
 	if o.timing > 0 {
 		tm = newTimer(stdout, dev, o.timing > 1)

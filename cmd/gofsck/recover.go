@@ -58,6 +58,7 @@ func recoverJournal(o *options, ov *blockdev.Overlay, f *fs.FS, chk *check.Check
 	res := chk.RecoverJournal()
 	if res.Unsupported != "" {
 		ov.Discard()
+		o.extJournal.discard()
 		fatal(o, stderr, "%s needs journal recovery (%s), which this version of gofsck cannot do yet; nothing was written (run e2fsck)", name, res.Unsupported)
 		return nil, problem.ExitError, false
 	}

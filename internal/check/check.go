@@ -45,6 +45,10 @@ type Options struct {
 	Force bool
 	// ExternalJournal is the -j path of an external journal device.
 	ExternalJournal string
+	// JournalDev, when set, is the external journal device already opened
+	// (from -j or found by UUID); its fixes are written to it (see
+	// journal_ext.go). Without it ExternalJournal is opened read-only.
+	JournalDev JournalDevice
 	// Workers is the number of goroutines the passes may use (0: two per
 	// CPU).
 	Workers int

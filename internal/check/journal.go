@@ -3,11 +3,9 @@ package check
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"syscall"
 
-	"gofsck/internal/blockdev"
 	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/ondisk/jbd2"
@@ -98,9 +96,9 @@ type jnl struct {
 // under -n, and an accepted fix is not applied to the disk (the in-memory
 // decisions that follow an accepted fix are). Not emulated:
 //   - the mount check (the caller checks an image, never a mounted device);
-//   - finding an external journal by UUID or device number (blkid): without
-//     -j, PR_0_CANT_FIND_JOURNAL is reported, where e2fsck may find a
-//     device;
+//   - finding an external journal by UUID or device number (blkid) is the
+//     command's work (Options.JournalDev); without a device,
+//     PR_0_CANT_FIND_JOURNAL is reported;
 //   - with s_errno set and no recovery pending, e2fsck under -n tries to
 //     write the journal superblock back and reports the failed write
 //     ("Error writing block N (Bad file descriptor).  Ignore error? no")
@@ -600,69 +598,6 @@ func (c *Checker) journalBmap(ino uint32, n ondisk.Inode, backup bool, lblk int6
 		w.blockMap(n)
 	}
 	return w.pblk, w.found
-}
-
-// getExternalJournal opens the -j device and checks its ext2 superblock.
-func (c *Checker) getExternalJournal() (*jnl, error) {
-	path := c.opt.ExternalJournal
-	if path == "" {
-		// e2fsck asks blkid for the UUID, then the device number; gofsck
-		// has no blkid.
-		c.fix(problem.Problem{Code: problem.PR_0_CANT_FIND_JOURNAL})
-		if c.sink.Aborted() {
-			return nil, errStop
-		}
-		return nil, &libError{errLoadExtJournal}
-	}
-	dev, err := blockdev.Open(path, true, false)
-	if err != nil {
-		return nil, &libError{ioErrorText(err)}
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			dev.Close()
-		}
-	}()
-	bs := uint64(c.fs.BlockSize)
-	start := uint64(0) // ext2fs_journal_sb_start(blocksize) - 1
-	if bs == 1024 {
-		start = 1
-	}
-	buf := make([]byte, bs)
-	if err := readFull(dev, buf, int64(start*bs)); err != nil {
-		text := ioErrorText(err)
-		c.libError(true, text, fmt.Sprintf("while reading block %d", start))
-		return nil, &libError{text}
-	}
-	raw := buf
-	if start == 0 {
-		raw = buf[1024:]
-	}
-	if len(raw) < ondisk.SuperblockSize {
-		return nil, &libError{errShortRead}
-	}
-	jsuper := ondisk.Superblock(raw[:ondisk.SuperblockSize])
-	if jsuper.Magic() != ondisk.Magic || !jsuper.HasIncompat(ondisk.IncompatJournalDev) {
-		c.fix(problem.Problem{Code: problem.PR_0_EXT_JOURNAL_BAD_SUPER})
-		return nil, c.stopOr(errLoadExtJournal)
-	}
-	if jsuper.UUID() != c.sb.JournalUUID() {
-		c.fix(problem.Problem{Code: problem.PR_0_JOURNAL_BAD_UUID})
-		return nil, c.stopOr(errLoadExtJournal)
-	}
-	if jsuper.HasRoCompat(ondisk.RoCompatMetadataCsum) && jsuper.ComputeChecksum() != jsuper.Checksum() {
-		c.fix(problem.Problem{Code: problem.PR_0_EXT_JOURNAL_SUPER_CSUM_INVALID})
-		if c.sink.Aborted() {
-			return nil, errStop
-		}
-	}
-	maxlen := jsuper.BlocksCount()
-	if maxlen >= 1<<32 {
-		maxlen = 1<<32 - 1
-	}
-	ok = true
-	return &jnl{dev: dev, sbBlock: start + 1, totalLen: maxlen, external: true, close: func() { dev.Close() }}, nil
 }
 
 // stopOr returns errStop when the sink aborted (a fatal problem), else the

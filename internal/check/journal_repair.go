@@ -40,8 +40,8 @@ type RecoverResult struct {
 	// text for RecoverFailed.
 	Verdict int
 	Msg     string
-	// Unsupported says why gofsck cannot replay this journal (an external
-	// journal device, fast commits); nothing was written then.
+	// Unsupported says why gofsck cannot replay this journal (fast
+	// commits it cannot apply); nothing was written then.
 	Unsupported string
 	// BadBlocks are the home blocks of logged blocks skipped for a bad
 	// checksum ("JBD2: Invalid checksum recovering data block N in log",
@@ -67,26 +67,7 @@ func (c *Checker) RecoverJournal() RecoverResult {
 		return RecoverResult{Verdict: RecoverFailed, Msg: err.Error()}
 	}
 	defer j.close()
-	if j.external {
-		return RecoverResult{Unsupported: "recovering an external journal"}
-	}
-	f := c.fs
-	// A journal cannot hold more blocks than the filesystem: a hostile
-	// i_size does not make the map bigger than that.
-	m := make([]uint64, min(j.totalLen, f.BlocksCount))
-	w := jwalk{c: c, last: -1, lookup: -1, need: int64(len(m)), all: m}
-	if j.inode.Flags()&ondisk.FlagExtents != 0 {
-		w.extents(j.ino, j.inode)
-	} else {
-		w.blockMap(j.inode)
-	}
-	lmap := func(l uint64) (uint64, bool) {
-		if l >= uint64(len(m)) || m[l] == 0 {
-			return 0, false
-		}
-		return m[l], true
-	}
-	jn, err := journal.Open(f.Dev, uint32(f.BlockSize), j.totalLen, lmap)
+	jn, err := c.openRecoveryJournal(j)
 	if err != nil {
 		return recoverError(err)
 	}
@@ -165,13 +146,10 @@ func (w replayWriter) WriteBlock(blk uint64, data []byte) error {
 // recomputed (e2fsck_journal_release): the first SuperblockSize bytes of
 // the block are replaced, the rest of the block kept.
 func (c *Checker) writeJournalSuper(j *jnl, jsb *jbd2.Superblock) {
-	if j.external {
-		return
-	}
 	if jsb.Format().HasCsumV2or3() {
 		binary.BigEndian.PutUint32(jsb[jsbChecksum:], jsb.ComputeChecksum())
 	}
-	c.writeAt(int64(j.sbBlock)<<c.fs.BlockBits, jsb[:])
+	c.writeJournalBlock(j, int64(j.sbBlock)<<c.fs.BlockBits, jsb[:])
 }
 
 // FinishRecovery is the end of e2fsck_run_ext3_journal on the reopened
@@ -215,10 +193,6 @@ func (c *Checker) resetJournal(j *jnl, jsb *jbd2.Superblock) {
 // flag, as e2fsck_check_ext3_journal does when no recovery is pending.
 func (c *Checker) clearJournalErrno(j *jnl, jsb *jbd2.Superblock) {
 	c.sb.SetState(c.sb.State() | ondisk.StateError)
-	if j.external {
-		// The external journal device is opened read-only.
-		return
-	}
 	cp := *jsb
 	binary.BigEndian.PutUint32(cp[jsbErrno:], 0)
 	c.writeJournalSuper(j, &cp)
@@ -269,13 +243,12 @@ func init() {
 // random s_sequence so that no old transaction looks valid; the header's
 // h_sequence and nothing else survive.
 func (c *Checker) resetJournalSuper(j *jnl) {
-	if j == nil || j.external {
-		// The external journal device is opened read-only.
+	if j == nil {
 		return
 	}
 	f := c.fs
 	buf := make([]byte, f.BlockSize)
-	if err := f.ReadBlock(j.sbBlock, buf); err != nil {
+	if err := readFull(j.dev, buf, int64(j.sbBlock)<<f.BlockBits); err != nil {
 		clear(buf)
 	}
 	if binary.BigEndian.Uint32(buf[0:]) != jbd2.Magic || binary.BigEndian.Uint32(buf[4:]) != 3 {
@@ -287,7 +260,7 @@ func (c *Checker) resetJournalSuper(j *jnl) {
 	binary.BigEndian.PutUint32(buf[0x10:], uint32(j.totalLen))
 	binary.BigEndian.PutUint32(buf[0x14:], 1)
 	binary.BigEndian.PutUint32(buf[jsbSequence:], rand.Uint32())
-	c.writeBlock(j.sbBlock, buf)
+	c.writeJournalBlock(j, int64(j.sbBlock)<<f.BlockBits, buf)
 }
 
 func init() {
@@ -378,11 +351,11 @@ func (c *Checker) restoreJournalInode(ino uint32, backup ondisk.Inode) {
 // (buf is the block as read) and the run counts as having fixed a
 // problem.
 func (c *Checker) clearV2Journal(j *jnl, buf []byte) {
-	if !c.repairing() || j == nil || j.external {
+	if !c.repairing() || j == nil {
 		return
 	}
 	clear(buf[0x24:])
-	c.writeBlock(j.sbBlock, buf)
+	c.writeJournalBlock(j, int64(j.sbBlock)<<c.fs.BlockBits, buf)
 	if m, ok := c.sink.(interface{ MarkFixed() }); ok {
 		m.MarkFixed()
 	}
