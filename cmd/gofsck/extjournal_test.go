@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gofsck/internal/testfs"
+)
+
+// TestExternalJournalMatchesE2fsck makes a filesystem whose journal lives
+// on a journal device (mke2fs -O journal_dev, attached to a loop device for
+// mke2fs -J device= and the kernel), copies both while the filesystem is
+// mounted (so that it needs recovery from the external journal) and
+// repairs the copies with gofsck and e2fsck, naming the journal with -j:
+// same transcript and exit code, the same filesystem image block for block
+// (except the superblock's times and s_kbytes_written) and the same
+// journal device byte for byte. The read-only check (-fn, recovery
+// skipped) must print what e2fsck prints and write nothing. A corrupted
+// journal device superblock (bad magic, wrong UUID, bad checksum) is
+// judged as e2fsck judges it.
+func TestExternalJournalMatchesE2fsck(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	if os.Geteuid() != 0 {
+		if testfs.InCI() {
+			t.Fatal("needs root for losetup and mount")
+		}
+		t.Skip("needs root for losetup and mount")
+	}
+	for _, c := range []struct {
+		name string
+		bs   string
+		jlen string // journal device blocks
+		jdev string // journal device features
+		feat string
+	}{
+		{"4k", "4096", "2048", "journal_dev", "-t ext4"},
+		{"1k-csum", "1024", "4096", "journal_dev,metadata_csum", "-t ext4 -O metadata_csum"},
+		{"1k-ext3", "1024", "4096", "journal_dev", "-t ext3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fsCopy, jCopy := mountedExtJournalCopy(t, c.bs, c.jlen, c.jdev, strings.Fields(c.feat))
+			for _, mode := range []string{"-fy", "-y", "-p", "-fn"} {
+				gimg, eimg := testfs.CopyImage(t, fsCopy), testfs.CopyImage(t, fsCopy)
+				gj, ej := testfs.CopyImage(t, jCopy), testfs.CopyImage(t, jCopy)
+				gout, gcode := runGofsck(mode, "-j", gj, gimg)
+				eout, ecode := testfs.E2fsckInPlace(t, eimg, mode, "-j", ej)
+				if g, e := norm(strings.ReplaceAll(gout, gj, ej), gimg), norm(eout, eimg); g != e || gcode != ecode {
+					t.Errorf("%s: exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", mode, gcode, ecode, e, g)
+				}
+				if mode == "-fn" {
+					for _, p := range [][2]string{{gimg, fsCopy}, {gj, jCopy}} {
+						if !sameFile(t, p[0], p[1]) {
+							t.Errorf("-fn wrote to %s", p[0])
+						}
+					}
+					continue
+				}
+				if !strings.Contains(eout, "recovering journal") {
+					t.Errorf("%s: e2fsck did not recover the journal:\n%s", mode, eout)
+				}
+				compareRecovered(t, mode, gimg, eimg)
+				if !sameFile(t, gj, ej) {
+					t.Errorf("%s: the journal devices differ after recovery", mode)
+				}
+				if out, code := testfs.E2fsck(t, gimg, "-fn", "-j", gj); code != 0 {
+					t.Errorf("%s: not clean after repair:\n%s", mode, out)
+				}
+			}
+			// A damaged journal device superblock.
+			for _, d := range []struct {
+				name string
+				off  int64 // from the ext2 superblock of the journal device
+				val  []byte
+			}{
+				{"bad-magic", 0x38, []byte{0, 0}},
+				{"wrong-uuid", 0x68, []byte{0xde, 0xad}},
+				{"bad-csum", 0x3FC, []byte{1, 2, 3, 4}},
+			} {
+				if d.name == "bad-csum" && !strings.Contains(c.jdev, "metadata_csum") {
+					continue
+				}
+				for _, mode := range []string{"-fy", "-fn"} {
+					gimg, eimg := testfs.CopyImage(t, fsCopy), testfs.CopyImage(t, fsCopy)
+					gj, ej := testfs.CopyImage(t, jCopy), testfs.CopyImage(t, jCopy)
+					testfs.WriteAt(t, gj, 1024+d.off, d.val)
+					testfs.WriteAt(t, ej, 1024+d.off, d.val)
+					gout, gcode := runGofsck(mode, "-j", gj, gimg)
+					eout, ecode := testfs.E2fsckInPlace(t, eimg, mode, "-j", ej)
+					if want := damagedWant[d.name]; !strings.Contains(eout, want) {
+						t.Errorf("%s %s: e2fsck does not say %q:\n%s", d.name, mode, want, eout)
+					}
+					if g, e := norm(strings.ReplaceAll(gout, gj, ej), gimg), norm(eout, eimg); g != e || gcode != ecode {
+						t.Errorf("%s %s: exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", d.name, mode, gcode, ecode, e, g)
+					}
+					compareRecovered(t, d.name+" "+mode, gimg, eimg)
+					if !sameFile(t, gj, ej) {
+						t.Errorf("%s %s: the journal devices differ", d.name, mode)
+					}
+				}
+			}
+		})
+	}
+}
+
+// mountedExtJournalCopy makes a journal device and a filesystem using it
+// (block size bs), writes into the mounted filesystem through the kernel
+// and returns copies of both taken while it is still mounted.
+func mountedExtJournalCopy(t *testing.T, bs, jlen, jfeat string, mkfs []string) (fsCopy, jCopy string) {
+	t.Helper()
+	dir := t.TempDir()
+	jimg := filepath.Join(dir, "journal.img")
+	mustRun(t, "mke2fs", "-F", "-q", "-O", jfeat, "-b", bs, "-U", extJournalUUID, jimg, jlen)
+	loop := strings.TrimSpace(mustRun(t, "losetup", "-f", "--show", jimg))
+	t.Cleanup(func() { exec.Command("losetup", "-d", loop).Run() })
+	fsCopy, jCopy = filepath.Join(dir, "fs-copy.img"), filepath.Join(dir, "journal-copy.img")
+	args := append(append([]string{}, mkfs...), "-b", bs, "-J", "device="+loop)
+	testfs.KernelImage(t, 24<<20, args, func(mnt string) {
+		recoveryWorkload(t, mnt)
+		img := filepath.Join(filepath.Dir(mnt), "kernel.img")
+		data, err := os.ReadFile(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The journal as the kernel wrote it: read through the loop
+		// device, whose cache is the one the kernel wrote to.
+		jdata, err := os.ReadFile(loop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(fsCopy, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(jCopy, jdata, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return fsCopy, jCopy
+}
+
+func mustRun(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func sameFile(t *testing.T, a, b string) bool {
+	t.Helper()
+	da, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Equal(da, db)
+}
+
+// extJournalUUID is the journal device's UUID (the filesystem has
+// testfs.UUID).
+const extJournalUUID = "6b33f586-a183-4383-921d-30da3fef2e1c"
+
+// damagedWant is what e2fsck says about each damaged journal device.
+var damagedWant = map[string]string{
+	"bad-magic":  "External journal has bad superblock",
+	"wrong-uuid": "External journal does not support this filesystem",
+	"bad-csum":   "External journal superblock checksum does not match superblock",
+}
