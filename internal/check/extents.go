@@ -56,14 +56,6 @@ func (c *Checker) extentBlocks(s *inodeScratch, w *blockWalk) {
 	force := false
 	if maxD := maxExtentDepth(f.BlockSize); depth > maxD {
 		p := problem.Problem{Code: problem.PR_1_EXTENT_BAD_MAX_DEPTH, Ino: w.ino, Blk: uint64(depth), Blk2: uint64(maxD), Inode: c.inodeInfo(n)}
-		if c.rebuildQueued(w.ino) && c.willAnswerYes(p) {
-			// The tree will be rebuilt: gofsck can only when it fits in
-			// the inode.
-			if _, _, ok := c.loadExtents(n, false, true); !ok {
-				c.p1Unsupported(p.Code)
-				return
-			}
-		}
 		force = c.fix(p)
 	}
 	x := &s.xscan
