@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"gofsck/internal/blockdev"
+	"gofsck/internal/check"
 	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 )
@@ -35,6 +36,7 @@ import (
 // filesystem has none or none was found.
 type extJournal struct {
 	path string
+	hint check.JournalHint
 	dev  *blockdev.File
 	ov   *blockdev.Overlay // pending writes of a repair run; nil with -n
 }
@@ -108,19 +110,39 @@ func findExtJournal(o *options, f *fs.FS) (string, bool) {
 		})
 		return p, p != ""
 	}
-	u := f.SB.JournalUUID()
-	if u == [16]byte{} {
+	if f.SB.JournalUUID() == [16]byte{} {
 		return "", true
 	}
-	if p := scanBlockDevices(func(sb ondisk.Superblock) bool {
-		return sb.HasIncompat(ondisk.IncompatJournalDev) && sb.UUID() == u
-	}); p != "" {
+	if p := journalByUUID(f); p != "" {
 		return p, true
 	}
 	if dev := f.SB.JournalDev(); dev != 0 {
 		return devnoToPath(uint64(dev)), true
 	}
 	return "", true
+}
+
+// journalByUUID is the block device holding the journal device with f's
+// s_journal_uuid ("" when there is none).
+func journalByUUID(f *fs.FS) string {
+	u := f.SB.JournalUUID()
+	return scanBlockDevices(func(sb ondisk.Superblock) bool {
+		return sb.HasIncompat(ondisk.IncompatJournalDev) && sb.UUID() == u
+	})
+}
+
+// journalHint is the device blkid finds by f's journal UUID, for the
+// superblock hint check (e2fsck looks it up even with -j).
+func journalHint(f *fs.FS) check.JournalHint {
+	if !f.SB.HasCompat(ondisk.CompatHasJournal) || f.SB.JournalUUID() == [16]byte{} {
+		return check.JournalHint{}
+	}
+	p := journalByUUID(f)
+	var st syscall.Stat_t
+	if p == "" || syscall.Stat(p, &st) != nil {
+		return check.JournalHint{}
+	}
+	return check.JournalHint{Found: true, Rdev: uint64(st.Rdev)}
 }
 
 // openExtJournal finds and opens the external journal of f. A device that
@@ -136,7 +158,7 @@ func openExtJournal(o *options, f *fs.FS, repair bool, stderr io.Writer) (x *ext
 		fatal(o, stderr, "Unable to resolve '%s'", o.journal)
 		return nil, false
 	}
-	x = &extJournal{path: path}
+	x = &extJournal{path: path, hint: journalHint(f)}
 	if path == "" {
 		return x, true
 	}
@@ -237,4 +259,12 @@ func (x *extJournal) pathOr(def string) string {
 		return def
 	}
 	return x.path
+}
+
+// journalHint returns the device found by the journal's UUID.
+func (x *extJournal) journalHint() check.JournalHint {
+	if x == nil {
+		return check.JournalHint{}
+	}
+	return x.hint
 }

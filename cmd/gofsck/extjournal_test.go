@@ -21,7 +21,9 @@ import (
 // journal device byte for byte. The read-only check (-fn, recovery
 // skipped) must print what e2fsck prints and write nothing. A corrupted
 // journal device superblock (bad magic, wrong UUID, bad checksum) is
-// judged as e2fsck judges it.
+// judged as e2fsck judges it. Without -j, the journal device is found by
+// its UUID among the block devices (a loop device), as e2fsck's blkid
+// finds it, and the s_journal_dev hint is fixed alike.
 func TestExternalJournalMatchesE2fsck(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
 	if os.Geteuid() != 0 {
@@ -70,6 +72,49 @@ func TestExternalJournalMatchesE2fsck(t *testing.T) {
 					t.Errorf("%s: not clean after repair:\n%s", mode, out)
 				}
 			}
+			// No -j: the journal device is found by its UUID on a loop
+			// device (and s_journal_dev, the number of the loop device
+			// mke2fs used, may need its hint fixed).
+			scratch := testfs.CopyImage(t, jCopy)
+			loop := strings.TrimSpace(mustRun(t, "losetup", "-f", "--show", scratch))
+			detach := attached(t, loop)
+			jdata, err := os.ReadFile(jCopy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mode := range []string{"-fy", "-fn"} {
+				var outs [2]string
+				var codes [2]int
+				var imgs [2]string
+				var journals [2][]byte
+				for i := range 2 {
+					if err := os.WriteFile(loop, jdata, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					imgs[i] = testfs.CopyImage(t, fsCopy)
+					if i == 0 {
+						outs[i], codes[i] = testfs.E2fsckInPlace(t, imgs[i], mode)
+					} else {
+						outs[i], codes[i] = runGofsck(mode, imgs[i])
+					}
+					outs[i] = norm(outs[i], imgs[i])
+					if journals[i], err = os.ReadFile(loop); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if outs[0] != outs[1] || codes[0] != codes[1] {
+					t.Errorf("by UUID %s: exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", mode, codes[1], codes[0], outs[0], outs[1])
+				}
+				if mode == "-fy" && !strings.Contains(outs[0], "recovering journal") {
+					t.Errorf("by UUID: e2fsck did not recover the journal:\n%s", outs[0])
+				}
+				compareRecovered(t, "by UUID "+mode, imgs[1], imgs[0])
+				if !bytes.Equal(journals[0], journals[1]) {
+					t.Errorf("by UUID %s: the journal devices differ", mode)
+				}
+			}
+			detach()
+
 			// A damaged journal device superblock.
 			for _, d := range []struct {
 				name string
@@ -115,7 +160,8 @@ func mountedExtJournalCopy(t *testing.T, bs, jlen, jfeat string, mkfs []string) 
 	jimg := filepath.Join(dir, "journal.img")
 	mustRun(t, "mke2fs", "-F", "-q", "-O", jfeat, "-b", bs, "-U", extJournalUUID, jimg, jlen)
 	loop := strings.TrimSpace(mustRun(t, "losetup", "-f", "--show", jimg))
-	t.Cleanup(func() { exec.Command("losetup", "-d", loop).Run() })
+	detach := attached(t, loop)
+	defer detach()
 	fsCopy, jCopy = filepath.Join(dir, "fs-copy.img"), filepath.Join(dir, "journal-copy.img")
 	args := append(append([]string{}, mkfs...), "-b", bs, "-J", "device="+loop)
 	testfs.KernelImage(t, 24<<20, args, func(mnt string) {
@@ -172,4 +218,19 @@ var damagedWant = map[string]string{
 	"bad-magic":  "External journal has bad superblock",
 	"wrong-uuid": "External journal does not support this filesystem",
 	"bad-csum":   "External journal superblock checksum does not match superblock",
+}
+
+// attached returns the function that detaches loop, once (also at the end
+// of the test): a loop device number is not detached again after another
+// user may have attached it.
+func attached(t *testing.T, loop string) func() {
+	done := false
+	detach := func() {
+		if !done {
+			done = true
+			exec.Command("losetup", "-d", loop).Run()
+		}
+	}
+	t.Cleanup(detach)
+	return detach
 }

@@ -49,6 +49,9 @@ type Options struct {
 	// (from -j or found by UUID); its fixes are written to it (see
 	// journal_ext.go). Without it ExternalJournal is opened read-only.
 	JournalDev JournalDevice
+	// JournalHint is the block device found by the journal's UUID (for
+	// the s_journal_dev hint check).
+	JournalHint JournalHint
 	// Workers is the number of goroutines the passes may use (0: two per
 	// CPU).
 	Workers int

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 
@@ -167,4 +168,32 @@ func (c *Checker) openRecoveryJournal(j *jnl) (*journal.Journal, error) {
 		return m[l], true
 	}
 	return journal.Open(f.Dev, uint32(f.BlockSize), j.totalLen, lmap)
+}
+
+// JournalHint is what blkid finds for the journal's UUID: whether a block
+// device carries it, and that device's number (st_rdev).
+type JournalHint struct {
+	Found bool
+	Rdev  uint64
+}
+
+// fixExtJournalHint is e2fsck_fix_ext3_journal_hint: when the device that
+// holds the external journal (found by UUID) is not the one s_journal_dev
+// names, the hint is corrected (PR_0_EXTERNAL_JOURNAL_HINT).
+func (c *Checker) fixExtJournalHint() {
+	sb := c.sb
+	h := c.opt.JournalHint
+	if !sb.HasCompat(ondisk.CompatHasJournal) || sb.JournalUUID() == [16]byte{} || !h.Found {
+		return
+	}
+	if h.Rdev == uint64(sb.JournalDev()) {
+		return
+	}
+	if c.fix(problem.Problem{Code: problem.PR_0_EXTERNAL_JOURNAL_HINT, Num: h.Rdev}) && c.repairing() {
+		binary.LittleEndian.PutUint32(sb[sbJournalDev:], uint32(h.Rdev))
+	}
+}
+
+func init() {
+	canRepair(problem.PR_0_EXTERNAL_JOURNAL_HINT)
 }

@@ -339,6 +339,9 @@ func (c *Checker) checkSuperFields() {
 	}
 	if c.repairing() {
 		c.backupJournalBlocks()
+	}
+	c.fixExtJournalHint()
+	if c.repairing() {
 		c.fixDirhashHint()
 		c.hideQuota()
 	}
