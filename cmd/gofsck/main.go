@@ -73,6 +73,8 @@ type options struct {
 	progressOn bool
 	// extJournal is the external journal device found for the run.
 	extJournal *extJournal
+	// bb holds -c, -k, -l and -L (badblocks.go).
+	bb badBlocksOpts
 }
 
 const optSpec = "panyrcdfktvDFVb:B:l:L:C:j:E:z:I:P:N:"
@@ -149,7 +151,9 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 			o.name = op.Arg
 		case 'z':
 			o.undoFile = op.Arg
-		case 'c', 'l', 'L', 'D':
+		case 'c', 'l', 'L', 'k':
+			o.bb.option(op.Name, op.Arg)
+		case 'D':
 			fmt.Fprintf(stderr, "%s: option -%c is not implemented in this version of gofsck\n", o.prog, op.Name)
 			return o, problem.ExitError, false
 		case 'C':
@@ -158,7 +162,7 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 				return o, problem.ExitError, false
 			}
 			o.progressFd, o.progressOn = fd, on
-		case 'k', 'r', 'd', 'F', 'I', 'P':
+		case 'r', 'd', 'F', 'I', 'P':
 			// Accepted for compatibility; no effect in this version.
 		}
 	}
@@ -177,6 +181,9 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	if o.modeCount > 1 {
 		fmt.Fprintf(stderr, "%s: Only one of the options -p/-a, -n or -y may be specified.\n", o.prog)
 		return o, problem.ExitError, false
+	}
+	if code, ok := o.bb.validate(o, stderr); !ok {
+		return o, code, false
 	}
 	return o, 0, true
 }
@@ -488,6 +495,7 @@ restart:
 		copt.Passes = tm
 	}
 	copt.Force = o.force
+	copt.Preen = o.preen
 	copt.Progress = prog
 	// The reporter names inodes through the checker, which reports to the
 	// reporter: build the checker first with a placeholder sink.
@@ -551,7 +559,7 @@ restart:
 	rep.MarkValid()
 	// After fixes before the passes e2fsck checks fully without saying why
 	// (check_if_skip returns at once when problems were fixed).
-	if !o.force && !rep.Status().Fixed {
+	if !o.force && !o.bb.active() && !rep.Status().Fixed {
 		if reason := skipReason(f, invalid, chk.BackupSuperDiffers); reason == "" {
 			if !skipFixes(o, rc, chk, stderr) {
 				return problem.ExitError
@@ -568,6 +576,9 @@ restart:
 		}
 	}
 	chk.CheckResizeInode()
+	if code, ok := rc.updateBadBlocks(f.BlockSize, f.BlocksCount-1); !ok {
+		return code
+	}
 	err := chk.Run(ctx)
 	if rc.unsupported() {
 		return problem.ExitError

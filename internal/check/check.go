@@ -43,6 +43,9 @@ type Options struct {
 	// Force is -f: check even a clean filesystem (it also enables the
 	// future-time superblock checks).
 	Force bool
+	// Preen is -p/-a (e2fsck's E2F_OPT_PREEN), for the few messages only
+	// a preening run prints.
+	Preen bool
 	// ExternalJournal is the -j path of an external journal device.
 	ExternalJournal string
 	// JournalDev, when set, is the external journal device already opened

@@ -161,6 +161,9 @@ func (c *Checker) endPass1() error {
 		return ErrRestart
 	}
 	if c.dupCount > 0 && !c.sink.Aborted() {
+		if c.opt.Preen {
+			c.fix(problem.Problem{Code: problem.PR_1_DUP_BLOCKS_PREENSTOP})
+		}
 		c.passDup()
 	}
 	return nil

@@ -252,6 +252,13 @@ func (c *Checker) Halt() error {
 	sb := c.fs.SB
 	sb.SetState(sb.State() | ondisk.StateError)
 	sb.SetWtime(uint32(c.opt.Now.Unix()))
+	if c.repair.final == nil && (len(c.repair.blockEdits) > 0 || len(c.repair.inodeEdits) > 0) {
+		// Bitmaps a fix before pass 5 changed (a bad-block list update)
+		// are dirty in e2fsck's memory: closing the filesystem writes them.
+		d := c.loadBitmaps()
+		c.applyBitmapEdits(d)
+		c.writeBitmaps(d)
+	}
 	c.writeSuperAndGDT(false)
 	return c.WriteError()
 }
