@@ -194,12 +194,22 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 	}
 }
 
-// addDirBlock appends to the directory block list.
-func (c *Checker) addDirBlock(ino uint32, blk uint64, lblk int64) {
+// addDirBlock appends to the directory block list. It returns false when
+// the list is full (see dblistCap).
+func (c *Checker) addDirBlock(ino uint32, blk uint64, lblk int64) bool {
 	if lblk < 0 || lblk > 1<<32-1 {
-		return
+		return true
+	}
+	if c.dblistCap != nil && !c.dblistCap.take() {
+		if c.dblistCap.full.CompareAndSwap(false, true) {
+			// e2fsck's failure to grow its list, which ends the run.
+			c.fix(problem.Problem{Code: problem.PR_1_ADD_DBLOCK, Ino: ino, Blk: blk,
+				Num: uint64(lblk), Err: "Memory allocation failed"})
+		}
+		return false
 	}
 	c.dblist = append(c.dblist, dirBlock{ino: ino, blk: blk, lblk: uint32(lblk)})
+	return true
 }
 
 // inlineBlocks registers the pseudo-blocks of an inline directory.
@@ -404,7 +414,10 @@ func (c *Checker) markDirBlock(w *blockWalk, blk uint64, blockcnt int64) {
 		return
 	}
 	for w.lastDBBlock++; w.lastDBBlock < blockcnt; w.lastDBBlock++ {
-		c.addDirBlock(w.ino, 0, w.lastDBBlock)
+		if !c.addDirBlock(w.ino, 0, w.lastDBBlock) {
+			w.lastDBBlock = blockcnt
+			return
+		}
 	}
 	c.addDirBlock(w.ino, blk, blockcnt)
 	w.lastDBBlock = blockcnt

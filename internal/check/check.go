@@ -151,8 +151,11 @@ type Checker struct {
 	refCount *counts // references counted in pass 2
 
 	dblist []dirBlock
-	dirs   []dirInfo
-	dxDirs []dxDir
+	// dblistCap bounds the directory block list (shared by pass 1's
+	// shards; see addDirBlock).
+	dblistCap *dblistCap
+	dirs      []dirInfo
+	dxDirs    []dxDir
 	// newDirs holds a pass-1 worker's directories, merged into dirs.
 	newDirs []dirInfo
 	lpf     uint32 // lost+found inode, when found in pass 3

@@ -292,11 +292,12 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 			}
 		}
 		if w.isDir {
-			for w.lastDBBlock++; w.lastDBBlock < int64(lblk); w.lastDBBlock++ {
-				c.addDirBlock(w.ino, 0, w.lastDBBlock)
+			full := false
+			for w.lastDBBlock++; w.lastDBBlock < int64(lblk) && !full; w.lastDBBlock++ {
+				full = !c.addDirBlock(w.ino, 0, w.lastDBBlock)
 			}
-			for k := uint64(0); k < length; k++ {
-				c.addDirBlock(w.ino, pblk+k, int64(lblk+k))
+			for k := uint64(0); k < length && !full; k++ {
+				full = !c.addDirBlock(w.ino, pblk+k, int64(lblk+k))
 			}
 			if length > 0 {
 				w.lastDBBlock = int64(lblk + length - 1)

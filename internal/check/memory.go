@@ -1,6 +1,10 @@
 package check
 
-import "gofsck/internal/fs"
+import (
+	"sync/atomic"
+
+	"gofsck/internal/fs"
+)
 
 // MemoryEstimate is what a check is expected to allocate for its large
 // structures, computed from the superblock and group descriptors before
@@ -62,3 +66,31 @@ func EstimateMemory(f *fs.FS, workers int) MemoryEstimate {
 		Workers:    uint64(workers) * workerBlocks * uint64(f.BlockSize),
 	}
 }
+
+// dblistHoleRoom is how many directory block list entries a check allows
+// beyond one per filesystem block: room for the holes of directories
+// (16 MiB of entries).
+const dblistHoleRoom = 1 << 20
+
+// dblistCap bounds the directory block list. Each directory block and
+// each hole before one becomes an entry, and a directory's holes cost no
+// disk space: one extent at logical block 2^32-2 makes 2^32 entries
+// (64 GiB), which e2fsck tries to allocate until it fails with "Memory
+// allocation failed". gofsck fails the same way, with the same fatal
+// problem, once the list holds one entry per block of the filesystem
+// plus dblistHoleRoom: a sound filesystem never needs more, since its
+// directory blocks are distinct blocks and its directories rarely have
+// holes.
+type dblistCap struct {
+	room atomic.Int64
+	full atomic.Bool // the fatal problem has been reported
+}
+
+func newDblistCap(f *fs.FS) *dblistCap {
+	c := &dblistCap{}
+	c.room.Store(int64(min(f.BlocksCount, 1<<40)) + dblistHoleRoom)
+	return c
+}
+
+// take reserves room for one entry; false means the list is full.
+func (d *dblistCap) take() bool { return d.room.Add(-1) >= 0 }

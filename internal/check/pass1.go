@@ -60,6 +60,7 @@ func (c *Checker) pass1(ctx context.Context) error {
 	c.blockMeta = bitmap.New(clusters)
 	c.blockDup = bitmap.New(clusters)
 	c.linkInfo = newCounts(n)
+	c.dblistCap = newDblistCap(c.fs)
 	c.shared = &sharedState{
 		eaCache:     map[uint64]*eaEntry{},
 		eaInodeRefs: map[uint32]uint64{},
