@@ -3,10 +3,14 @@ package test
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"gofsck/internal/ondisk"
 	"gofsck/internal/testfs"
 )
 
@@ -597,5 +601,105 @@ func orphanCases() []dcase {
 		do("orphan-file-feature-cleared", func(c *cx) { c.ssvAndNot("feature_compat", offCompat, 0x1000) }),
 		do("orphan-file-size", func(c *cx) { c.dbgf("sif <%d> size 100", oino(c)) }),
 		noEffect("noeffect-uid", "sif /dir/file uid 1234"),
+	}
+}
+
+// ---- Multi-mount protection (mmp) ----
+
+// e2fsprogs' MMP start protocol sleeps min(2·interval+1, interval+60)
+// seconds, 11 at least, in every writable open of an mmp filesystem: each
+// e2fsck -y or -p, each debugfs -w, the e2fsck -fyD that builds the base
+// image. The tests of this package therefore run the e2fsprogs tools with
+// a sleep(3) that returns at once (LD_PRELOAD of a two-line library, built
+// with the C compiler when there is one; without it the tests are only
+// slower) and gofsck with GOFSCK_TEST_MMP_NO_SLEEP=1, which skips its
+// waits and nothing else. Nothing else in e2fsck sleeps on these paths.
+// cmd/gofsck's TestMMPWaits runs both with their real waits.
+func init() {
+	os.Setenv("GOFSCK_TEST_MMP_NO_SLEEP", "1")
+	if so := noSleepLib(); so != "" {
+		pre := so
+		if old := os.Getenv("LD_PRELOAD"); old != "" {
+			pre = old + ":" + so
+		}
+		os.Setenv("LD_PRELOAD", pre)
+	}
+}
+
+// noSleepLib returns the path of a shared library whose sleep(3) returns
+// at once, building it on first use (shared by concurrent test binaries:
+// it is renamed into place); "" when it cannot be built.
+func noSleepLib() string {
+	so := filepath.Join(os.TempDir(), fmt.Sprintf("gofsck-test-nosleep-%d.so", os.Getuid()))
+	if _, err := os.Stat(so); err == nil {
+		return so
+	}
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		return ""
+	}
+	dir, err := os.MkdirTemp("", "nosleep-")
+	if err != nil {
+		return ""
+	}
+	defer os.RemoveAll(dir)
+	src := filepath.Join(dir, "nosleep.c")
+	if os.WriteFile(src, []byte("unsigned int sleep(unsigned int s) { (void)s; return 0; }\n"), 0o644) != nil {
+		return ""
+	}
+	out := filepath.Join(dir, "nosleep.so")
+	if exec.Command(cc, "-shared", "-fPIC", "-O2", "-o", out, src).Run() != nil {
+		return ""
+	}
+	if os.Rename(out, so) != nil {
+		return ""
+	}
+	return so
+}
+
+// mmpEdit changes the MMP structure of the image with f and, unless
+// keepCsum, recomputes its checksum (metadata_csum), so that the case
+// tests the field and not the checksum.
+func (c *cx) mmpEdit(keepCsum bool, f func(m ondisk.MMP)) {
+	c.t.Helper()
+	sb, err := ondisk.NewSuperblock(c.read(ondisk.SuperblockOffset, ondisk.SuperblockSize))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if !sb.HasIncompat(ondisk.IncompatMMP) || sb.MMPBlock() == 0 {
+		c.t.Fatal("the image has no MMP block")
+	}
+	off := c.blockOff(sb.MMPBlock())
+	m, err := ondisk.NewMMP(c.read(off, ondisk.MMPSize))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	f(m)
+	if !keepCsum && sb.HasRoCompat(ondisk.RoCompatMetadataCsum) {
+		m.SetChecksum(sb.CsumSeed())
+	}
+	c.write(off, m)
+}
+
+// mmpCases corrupt the MMP block or its superblock fields.
+func mmpCases() []dcase {
+	return []dcase{
+		do("mmp-bad-magic", func(c *cx) { c.mmpEdit(false, func(m ondisk.MMP) { m.SetMagic(0x12345678) }) }),
+		do("mmp-bad-magic-and-csum", func(c *cx) { c.mmpEdit(true, func(m ondisk.MMP) { m.SetMagic(0) }) }),
+		do("mmp-bad-csum", func(c *cx) { c.mmpEdit(true, func(m ondisk.MMP) { m.PutNodeName([]byte("elsewhere")) }) }),
+		dbgCase("mmp-block-beyond-end", "ssv mmp_block 99999999"),
+		dbgCase("mmp-block-zero", "ssv mmp_block 0"),
+		do("mmp-seq-fsck", func(c *cx) { c.mmpEdit(false, func(m ondisk.MMP) { m.SetSeq(ondisk.MMPSeqFsck) }) }),
+		do("mmp-seq-unknown", func(c *cx) { c.mmpEdit(false, func(m ondisk.MMP) { m.SetSeq(0xF0000000) }) }),
+		// A node's sequence left by a crash: waited out, then taken over.
+		doClean("noeffect-mmp-seq-in-use", func(c *cx) { c.mmpEdit(false, func(m ondisk.MMP) { m.SetSeq(0x1234) }) }),
+		// Long intervals: e2fsck announces the wait.
+		msgOnly("mmp-interval-long", "ssv mmp_interval 300"),
+		doMsgOnly("mmp-block-interval-huge", func(c *cx) {
+			c.mmpEdit(false, func(m ondisk.MMP) { m.SetCheckInterval(65535) })
+		}),
+		doMsgOnly("mmp-seq-in-use-interval-huge", func(c *cx) {
+			c.mmpEdit(false, func(m ondisk.MMP) { m.SetSeq(77); m.SetCheckInterval(65535) })
+		}),
 	}
 }

@@ -121,6 +121,7 @@ func fsDefs() []fsDef {
 			tr.XattrSize("dir/file3", "user.huge", 9000)
 		}), OptimizeDirs: true}},
 		{"orphan", testfs.Spec{Size: 16 * mib, FSType: "ext4", BlockSize: 4096, Features: "orphan_file", ExtraArgs: g(1024), Populate: std, OptimizeDirs: true}},
+		{"mmp", testfs.Spec{Size: 16 * mib, FSType: "ext4", BlockSize: 4096, Features: "mmp", ExtraArgs: g(1024), Populate: std, OptimizeDirs: true}},
 	}
 }
 
@@ -230,6 +231,7 @@ func cases() []dcase {
 	add("quota", quotaCases()...)
 	add("eainode", eainodeCases()...)
 	add("orphan", orphanCases()...)
+	add("mmp", mmpCases()...)
 	return all
 }
 

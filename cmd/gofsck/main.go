@@ -463,6 +463,9 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	restarted := false
 	// restarts counts pass 1's restarts (check.ErrRestart).
 	restarts := 0
+	// mmp is the multi-mount protection of the run (mmp.go).
+	var mmp mmpRun
+	defer mmp.close()
 restart:
 	if err := f.CheckFeatures(); err != nil {
 		var ue *fs.UnsupportedError
@@ -507,10 +510,14 @@ restart:
 	}
 	rep := problem.NewReporter(stdout, ropt)
 	snk := &sink{Reporter: rep, prog: o.prog, dev: name, stderr: stderr}
+	copt.Passes = mmp.passes(f, copt.Passes, rep, stdout)
 	chk = check.New(f, snk, copt)
 
 	end := problem.RunEnd{ReadOnly: ov == nil, SuperWasValid: f.SB.State()&ondisk.StateValid != 0}
 	rc := &repairRun{o: o, ov: ov, chk: chk, rep: rep, name: name, stdout: stdout, stderr: stderr}
+	if code, ok := mmp.begin(ctx, o, f, ov, rc, rep, name, stdout, stderr); !ok {
+		return code
+	}
 	recoverBefore := f.SB.HasIncompat(ondisk.IncompatRecover)
 	jerr := chk.CheckJournal()
 	if rc.unsupported() {

@@ -66,13 +66,13 @@ const (
 	SupportedCompat = CompatDirPrealloc | CompatImagicInodes | CompatHasJournal |
 		CompatExtAttr | CompatResizeInode | CompatDirIndex | CompatSparseSuper2 |
 		CompatFastCommit | CompatStableInodes | CompatOrphanFile
-	// mmp and casefold are not checked yet (no MMP block check; names in
-	// casefolded directories would need Unicode folding for their hashes),
-	// so such filesystems are refused rather than half-checked.
+	// casefold is not checked yet (names in casefolded directories would
+	// need Unicode folding for their hashes), so such filesystems are
+	// refused rather than half-checked.
 	SupportedIncompat = IncompatFiletype | IncompatRecover | IncompatMetaBG |
 		IncompatExtents | Incompat64bit | IncompatFlexBG |
 		IncompatEAInode | IncompatCsumSeed | IncompatLargeDir | IncompatInlineData |
-		IncompatEncrypt
+		IncompatEncrypt | IncompatMMP
 	SupportedRoCompat = RoCompatSparseSuper | RoCompatLargeFile | RoCompatHugeFile |
 		RoCompatGdtCsum | RoCompatDirNlink | RoCompatExtraIsize | RoCompatQuota |
 		RoCompatBigalloc | RoCompatMetadataCsum | RoCompatReadonly | RoCompatProject |
