@@ -71,8 +71,8 @@ func (c *Checker) RecoverJournal() RecoverResult {
 	if err != nil {
 		return recoverError(err)
 	}
-	if jn.Format().HasFastCommit() {
-		return RecoverResult{Unsupported: "replaying fast commits"}
+	if r := c.fastCommits(j, jn); r != nil {
+		return *r
 	}
 	res, err := jn.Replay(replayWriter{c})
 	if err != nil {
@@ -112,6 +112,9 @@ func (c *Checker) ReportFailedCommit(r RecoverResult) {
 
 // recoverError classifies a recovery failure as e2fsck's caller does.
 func recoverError(err error) RecoverResult {
+	if msg := fcErrnoText(err); msg != "" {
+		return RecoverResult{Verdict: RecoverFailed, Msg: msg}
+	}
 	switch {
 	case errors.Is(err, journal.ErrChecksum):
 		return RecoverResult{Verdict: RecoverBadCRC}

@@ -22,15 +22,13 @@
 //
 // A read-only check needs only Open and Scan (or just Journal.NeedsRecovery).
 //
-// Not implemented: replaying fast commits. The fast-commit area is
-// recognised (its size shrinks the normal log, Layout), but its
-// tag-length-value blocks are not replayed, so a journal whose last commits
-// are fast commits is replayed only up to its last full commit. The
-// records of a fast-commit block can be walked with jbd2.FCRecords (head and
-// tail decoded; the tail crc is not verified). e2fsck 1.47
-// wraps the normal log at the end of the fast-commit area rather than at the
-// end of the normal log (its wrap macro uses j_fc_last); this package wraps
-// where the kernel writes, at the end of the normal log. Locating the
+// Fast commits: ScanFastCommits scans the fast-commit area as e2fsck does
+// (tags, tail checksums, the verdict that fails a recovery); applying the
+// fast commits' records to the filesystem is the caller's work (it needs
+// the filesystem library, not the log). e2fsck 1.47 wraps the normal log
+// at the end of the fast-commit area rather than at the end of the normal
+// log (its wrap macro uses j_fc_last); this package wraps where the kernel
+// writes, at the end of the normal log, unless WrapLikeE2fsck is called. Locating the
 // journal (inode 8 or an external device) and rewriting the journal and
 // filesystem superblocks after replay are the callers' work;
 // ReplayResult.Sequence and FailedCommit say what e2fsck would store.
@@ -74,6 +72,9 @@ type Journal struct {
 	format    jbd2.Format
 	layout    jbd2.Layout
 	seed      uint32
+	// wrapLast is where a log position wraps back to s_first: the end of
+	// the normal log, or s_maxlen after WrapLikeE2fsck.
+	wrapLast uint64
 
 	scan *ScanResult // cached by Scan
 }
@@ -109,6 +110,7 @@ func OpenAt(dev Device, blockSize uint32, length uint64, m Map, sbBlock uint64) 
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	j.layout = l
+	j.wrapLast = l.Last
 	j.format = j.sb.Format()
 	if j.format.HasCsumV2or3() {
 		j.seed = j.sb.ChecksumSeed()
@@ -186,8 +188,20 @@ func (j *Journal) readLog(lblk uint64, p []byte) error {
 // wrap brings a log position that ran off the end of the log area back to
 // its start.
 func (j *Journal) wrap(pos uint64) uint64 {
-	if pos >= j.layout.Last {
-		pos -= j.layout.Last - j.layout.First
+	if pos >= j.wrapLast {
+		pos -= j.wrapLast - j.layout.First
 	}
 	return pos
+}
+
+// WrapLikeE2fsck makes the walk of a journal with fast commits wrap where
+// e2fsck 1.47.0 wraps it, at s_maxlen (the end of the fast-commit area,
+// its j_fc_last), rather than at the end of the normal log where the
+// kernel wraps: a log that wrapped is then read into the fast-commit
+// area, as e2fsck reads it. It must be called before Scan.
+func (j *Journal) WrapLikeE2fsck() {
+	if j.format.HasFastCommit() && j.layout.FCFirst != 0 {
+		j.wrapLast = uint64(j.sb.MaxLen())
+		j.scan = nil
+	}
 }
