@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 // TestExtentRebuild repairs images whose extent trees e2fsck offers to
 // narrow or shorten (pass 1E) with gofsck -fy and e2fsck -fy, and
 // requires the same transcript and exit code, a result e2fsck -fn finds
-// clean, and the same image byte for byte apart from the superblock
+// clean as e2fsck's own, and the same image byte for byte apart from the superblock
 // fields each program stamps for itself: the rebuilt trees (new tree
 // blocks, their placement, the stale entries a new root keeps, the
 // checksums), i_blocks, the bitmaps, the group counts and the quota
@@ -82,25 +83,106 @@ func TestExtentRebuild(t *testing.T) {
 			if !strings.Contains(pre, "could be narrower") && !strings.Contains(pre, "could be shorter") {
 				t.Fatalf("the image does not need pass 1E:\n%s", pre)
 			}
-			dir := t.TempDir()
-			eimg, gimg := filepath.Join(dir, "e.img"), filepath.Join(dir, "g.img")
-			copyTo(t, img, eimg)
-			copyTo(t, img, gimg)
-			eout, eexit, _ := runSplit(t, 60*time.Second, e2fsck, "-fy", eimg)
-			gout, _, gexit, _ := runSplit2(t, 60*time.Second, gofsck, "-fy", gimg)
-			en, gn := normPath(eout, eimg), normPath(gout, gimg)
-			if en != gn || eexit != gexit {
-				t.Fatalf("transcripts differ:\n--- e2fsck -fy (exit %d):\n%s--- gofsck -fy (exit %d):\n%s", eexit, en, gexit, gn)
-			}
-			if !strings.Contains(en, "Pass 1E: Optimizing extent trees") {
-				t.Fatalf("no pass 1E:\n%s", en)
-			}
-			if out, exit, _ := runSplit(t, 60*time.Second, e2fsck, "-fn", gimg); exit != 0 {
-				t.Fatalf("e2fsck -fn after gofsck -fy exits %d:\n%s", exit, out)
-			}
-			sameImages(t, eimg, gimg)
+			compareRepair(t, gofsck, e2fsck, img, true)
+			// -E no_optimize_extents: no question, no pass 1E.
+			compareRepair(t, gofsck, e2fsck, img, false, "-E", "no_optimize_extents")
 		})
 	}
+}
+
+// TestBigallocBlockMap converts block-mapped files on a bigalloc file
+// system to extents in pass 1E (PR_1_NO_BIGALLOC_BLOCKMAP_FILES), as
+// e2fsck -fy does: same transcript, exit code and image.
+func TestBigallocBlockMap(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	gofsck := testfs.GofsckPath(t)
+	e2fsck := "/usr/sbin/e2fsck"
+	spec := testfs.Spec{Size: 16 << 20, FSType: "ext4", BlockSize: 1024, ClusterSize: 4096, Features: "bigalloc",
+		Populate: func(tr *testfs.Tree) {
+			tr.Dir("d")
+			tr.File("d/f", 40<<10)
+			tr.File("d/g", 7<<10)
+		}}
+	// blockMap rewrites file's i_block as a block map of its own data
+	// blocks: direct pointers for the first 12 (skipping those in holes),
+	// the 13th block turned into the indirect block naming the rest.
+	blockMap := func(t *testing.T, img, file string, holes map[int]bool) {
+		data := testfs.Blocks(t, img, file).Data
+		cmds := []string{fmt.Sprintf("sif %s flags 0", file)}
+		for i := 0; i < 12; i++ {
+			v := uint64(0)
+			if i < len(data) && !holes[i] {
+				v = data[i]
+			}
+			cmds = append(cmds, fmt.Sprintf("sif %s block[%d] %d", file, i, v))
+		}
+		ind := uint64(0)
+		if len(data) > 13 {
+			ind = data[12]
+		}
+		cmds = append(cmds, fmt.Sprintf("sif %s block[IND] %d", file, ind),
+			fmt.Sprintf("sif %s block[DIND] 0", file), fmt.Sprintf("sif %s block[TIND] 0", file))
+		testfs.Debugfs(t, img, cmds...)
+		if ind != 0 {
+			buf := make([]byte, 1024)
+			for i, b := range data[13:] {
+				binary.LittleEndian.PutUint32(buf[4*i:], uint32(b))
+			}
+			testfs.WriteAt(t, img, int64(ind)*1024, buf)
+		}
+	}
+	cases := []struct {
+		name string
+		do   func(t *testing.T, img string)
+	}{
+		{"direct", func(t *testing.T, img string) { blockMap(t, img, "/d/g", nil) }},
+		{"direct-with-hole", func(t *testing.T, img string) { blockMap(t, img, "/d/g", map[int]bool{2: true}) }},
+		{"indirect", func(t *testing.T, img string) { blockMap(t, img, "/d/f", nil) }},
+		// The hole leaves a cluster half used: e2fsck's own result still
+		// has errors afterwards, and gofsck's must be the same.
+		{"two-files", func(t *testing.T, img string) {
+			blockMap(t, img, "/d/f", map[int]bool{5: true})
+			blockMap(t, img, "/d/g", nil)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			img := testfs.MkImage(t, spec)
+			tc.do(t, img)
+			pre, _ := testfs.E2fsck(t, img, "-fn")
+			if !strings.Contains(pre, "cannot be block mapped") || strings.Contains(pre, "illegal block") {
+				t.Fatalf("no block-mapped file found:\n%s", pre)
+			}
+			compareRepair(t, gofsck, e2fsck, img, true)
+		})
+	}
+}
+
+// compareRepair repairs copies of img with gofsck -fy and e2fsck -fy
+// (and args) and requires the same transcript (with pass 1E or without,
+// as pass1E says), exit code and image, and
+// a result e2fsck -fn judges as it judges e2fsck's own.
+func compareRepair(t *testing.T, gofsck, e2fsck, img string, pass1E bool, args ...string) {
+	t.Helper()
+	dir := t.TempDir()
+	eimg, gimg := filepath.Join(dir, "e.img"), filepath.Join(dir, "g.img")
+	copyTo(t, img, eimg)
+	copyTo(t, img, gimg)
+	eout, eexit, _ := runSplit(t, 60*time.Second, e2fsck, append(append([]string{"-fy"}, args...), eimg)...)
+	gout, _, gexit, _ := runSplit2(t, 60*time.Second, gofsck, append(append([]string{"-fy"}, args...), gimg)...)
+	en, gn := normPath(eout, eimg), normPath(gout, gimg)
+	if en != gn || eexit != gexit {
+		t.Fatalf("transcripts differ:\n--- e2fsck -fy (exit %d):\n%s--- gofsck -fy (exit %d):\n%s", eexit, en, gexit, gn)
+	}
+	if strings.Contains(en, "Pass 1E: Optimizing extent trees") != pass1E {
+		t.Fatalf("pass 1E expected %v:\n%s", pass1E, en)
+	}
+	_, refExit, _ := runSplit(t, 60*time.Second, e2fsck, "-fn", eimg)
+	if out, exit, _ := runSplit(t, 60*time.Second, e2fsck, "-fn", gimg); exit != refExit {
+		t.Fatalf("e2fsck -fn after gofsck -fy exits %d (after e2fsck -fy %d):\n%s", exit, refExit, out)
+	}
+	sameImages(t, eimg, gimg)
 }
 
 // normPath drops the version banner and names the image IMG.

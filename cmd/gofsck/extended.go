@@ -15,6 +15,9 @@ type extendedOptions struct {
 	prefetch int
 	trace    string // trace=FILE: record every device read to FILE (iotrace format)
 	json     string // json=FILE: write a JSON report of the run (docs/json-report.md)
+	// noOptimizeExtents is no_optimize_extents (optimize_extents clears
+	// it): pass 1 does not offer to rebuild extent trees.
+	noOptimizeExtents bool
 }
 
 // extendedHelp is printed for an unknown -E option, as e2fsck does, with
@@ -89,8 +92,10 @@ func parseExtended(list []string, stderr io.Writer) (extendedOptions, int, bool)
 				fmt.Fprintf(stderr, "Invalid %s parameter\n", key)
 				return x, 1, false
 			}
-		case "fragcheck", "journal_only", "discard", "nodiscard", "optimize_extents",
-			"no_optimize_extents", "inode_count_fullmap", "no_inode_count_fullmap",
+		case "optimize_extents", "no_optimize_extents":
+			x.noOptimizeExtents = key == "no_optimize_extents"
+		case "fragcheck", "journal_only", "discard", "nodiscard",
+			"inode_count_fullmap", "no_inode_count_fullmap",
 			"bmap2extent", "unshare_blocks", "fixes_only", "check_encoding":
 		default:
 			fmt.Fprintf(stderr, "Unknown extended option: %s\n", opt)

@@ -181,7 +181,9 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 	}
 	if sb.HasRoCompat(ondisk.RoCompatBigalloc) && (w.isReg || w.isDir) && iblocks > 0 &&
 		(ino == ondisk.RootIno || ino >= f.FirstIno) && n.Flags()&(ondisk.FlagExtents|ondisk.FlagInlineData) == 0 {
-		c.fix(problem.Problem{Code: problem.PR_1_NO_BIGALLOC_BLOCKMAP_FILES, Ino: ino, Inode: c.inodeInfo(n)})
+		if c.fix(problem.Problem{Code: problem.PR_1_NO_BIGALLOC_BLOCKMAP_FILES, Ino: ino, Inode: c.inodeInfo(n)}) && c.rebuildQueued(ino) {
+			c.p1.rebuild.Set(uint64(ino)) // converted to extents in pass 1E
+		}
 	}
 	// Large linear directories are rebuilt as indexes in pass 3A when the
 	// run may write (e2fsck's dirs_to_hash).

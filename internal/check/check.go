@@ -66,6 +66,10 @@ type Options struct {
 	Passes PassObserver
 	// Progress, when set, is told how far each pass has come (for -C).
 	Progress Progress
+	// NoOptimizeExtents is -E no_optimize_extents: extent trees are not
+	// offered for narrowing or shortening (too deep ones are still
+	// rebuilt).
+	NoOptimizeExtents bool
 }
 
 // PassObserver is notified around each pass; names are e2fsck's timing

@@ -9,7 +9,7 @@ import (
 
 // maxExtentDepthCount bounds the per-level statistics, as e2fsck's
 // MAX_EXTENT_DEPTH_COUNT.
-const maxExtentDepthCount = 5
+const maxExtentDepthCount = 8
 
 // extentLevel counts entries used and available at one tree level.
 type extentLevel struct{ num, max int64 }
@@ -451,6 +451,14 @@ func (c *Checker) shouldRebuildExtents(x *extentScan) {
 		if c.rebuildQueued(x.w.ino) {
 			c.p1.rebuild.Set(uint64(x.w.ino))
 		}
+		return
+	}
+	if c.opt.NoOptimizeExtents {
+		return
+	}
+	if x.maxDepth > maxExtentDepthCount-1 {
+		// Deeper than the statistics go: shorter in any case.
+		c.askRebuildExtents(x, problem.PR_1E_CAN_COLLAPSE_EXTENT_TREE, x.maxDepth)
 		return
 	}
 	perBlock := int64((c.fs.BlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize)

@@ -1,6 +1,9 @@
 package check
 
 import (
+	"encoding/binary"
+	"errors"
+
 	"gofsck/internal/bitmap"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -16,7 +19,7 @@ import (
 
 func init() {
 	canRepair(problem.PR_1E_CAN_COLLAPSE_EXTENT_TREE, problem.PR_1E_CAN_NARROW_EXTENT_TREE,
-		problem.PR_1_EXTENT_BAD_MAX_DEPTH)
+		problem.PR_1_EXTENT_BAD_MAX_DEPTH, problem.PR_1_NO_BIGALLOC_BLOCKMAP_FILES)
 }
 
 // extSeg is one extent of a rebuild list.
@@ -83,6 +86,77 @@ func (c *Checker) loadExtentList(ino uint32, n ondisk.Inode, list []extSeg) ([]e
 	return list, freed, err
 }
 
+// errBadIndBlock is the library's EXT2_ET_BAD_IND_BLOCK.
+var errBadIndBlock = errors.New("Illegal indirect block found")
+
+// loadBlockMap is find_blocks over ext2fs_block_iterate3: the mapped
+// blocks of a block-mapped inode as extents (a block continuing the last
+// extent extends it), and its indirect blocks freed and counted. An
+// indirect block outside the filesystem is skipped and makes the walk
+// fail at the end, as the library's iterator does.
+func (c *Checker) loadBlockMap(n ondisk.Inode, list []extSeg) ([]extSeg, uint64, error) {
+	f := c.fs
+	var freed uint64
+	var err error
+	add := func(blk, lblk uint64) {
+		if k := len(list); k > 0 {
+			last := &list[k-1]
+			if last.lblk+last.len == lblk && last.pblk+last.len == blk && last.len+1 < 1<<32 {
+				last.len++
+				return
+			}
+		}
+		list = append(list, extSeg{lblk: lblk, pblk: blk, len: 1})
+	}
+	per := uint64(f.BlockSize / 4)
+	var walk func(blk uint64, level int, lblk uint64)
+	walk = func(blk uint64, level int, lblk uint64) {
+		if blk >= f.BlocksCount || blk < f.FirstDataBlock {
+			err = errBadIndBlock
+			return
+		}
+		freed++
+		c.blockAllocStatsFree(blk)
+		buf := make([]byte, f.BlockSize)
+		if f.ReadBlock(blk, buf) != nil {
+			err = errExtShortRead
+			return
+		}
+		span := uint64(1)
+		for i := 1; i < level; i++ {
+			span *= per
+		}
+		for i := uint64(0); i < per; i++ {
+			b := uint64(binary.LittleEndian.Uint32(buf[i*4:]))
+			if b == 0 {
+				continue
+			}
+			if level == 1 {
+				add(b, lblk+i)
+			} else {
+				walk(b, level-1, lblk+i*span)
+			}
+		}
+	}
+	for i := 0; i < 12; i++ {
+		if b := n.Block(i); b != 0 {
+			add(uint64(b), uint64(i))
+		}
+	}
+	start := uint64(12)
+	for level := 1; level <= 3; level++ {
+		if b := n.Block(11 + level); b != 0 {
+			walk(uint64(b), level, start)
+		}
+		span := uint64(1)
+		for i := 0; i < level; i++ {
+			span *= per
+		}
+		start += span
+	}
+	return list, freed, err
+}
+
 // pass1E rebuilds the queued extent trees (rebuild_extents).
 func (c *Checker) pass1E() {
 	if c.p1.rebuild == nil || c.invalidBitmaps || !c.sb.HasIncompat(ondisk.IncompatExtents) {
@@ -116,8 +190,11 @@ func (c *Checker) pass1E() {
 				err = c.rewriteExtents(uint32(ino), n, list, freed)
 			}
 		} else {
-			// Block-mapped files are queued only for bmap2extent.
-			continue
+			var freed uint64
+			list, freed, err = c.loadBlockMap(n, list[:0])
+			if err == nil {
+				err = c.rewriteExtents(uint32(ino), n, list, freed)
+			}
 		}
 		if err != nil {
 			c.fix(problem.Problem{Code: problem.PR_1E_OPTIMIZE_EXT_ERR, Ino: uint32(ino), Err: err.Error()})
