@@ -215,6 +215,8 @@ func cases() []dcase {
 		add(d.name, generic(d.name)...)
 	}
 	add("ext2", ext2Cases()...)
+	add("ext2", badBlocksCases()...)
+	add("ext4", badBlocksCases()...)
 	add("ext3", ext3Cases()...)
 	add("ext4", ext4Cases()...)
 	add("ext4-noflex", noflexCases()...)

@@ -113,6 +113,23 @@ func (r *repairRun) updateBadBlocks(blockSize int, lastBlock uint64) (int, bool)
 	return code, false
 }
 
+// readBadBlocksInode reports an error of e2fsck's reading of the
+// bad-block list before pass 1 (ext2fs_read_bb_inode in main): a preening
+// run halts, any other goes on.
+func (r *repairRun) readBadBlocksInode() (int, bool) {
+	msg := r.chk.BadBlocksInodeError()
+	if msg == "" {
+		return 0, true
+	}
+	fmt.Fprintf(r.stdout, "%s: %s while reading bad blocks inode\n", r.o.prog, msg)
+	if r.o.preen {
+		r.rep.PreenHalt()
+		return r.halt(), false
+	}
+	fmt.Fprintln(r.stdout, "This doesn't bode well, but we'll try to go on...")
+	return 0, true
+}
+
 // badblocksCommand is the command line e2fsck gives popen.
 func badblocksCommand(blockSize int, preen, writeCheck bool, device string, last uint64) string {
 	progress, rw := "-s ", ""

@@ -586,6 +586,9 @@ restart:
 	if code, ok := rc.updateBadBlocks(f.BlockSize, f.BlocksCount-1); !ok {
 		return code
 	}
+	if code, ok := rc.readBadBlocksInode(); !ok {
+		return code
+	}
 	err := chk.Run(ctx)
 	if rc.unsupported() {
 		return problem.ExitError

@@ -97,6 +97,9 @@ func (c *Checker) pass1(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.repair.bbRestart.Load() && !c.sink.Aborted() {
+		return ErrRestart
+	}
 	if c.sink.Aborted() || c.abort {
 		return nil
 	}
@@ -183,6 +186,9 @@ func (c *Checker) scanGroup(g uint32) {
 				// read; pass 2 offers to clear entries to them.
 				for k := uint64(0); k < ipb && first+uint32(k) <= limit; k++ {
 					ino := g*ipg + first + uint32(k)
+					if ino == ondisk.BadBlocksIno && c.badBlocksInBadBlocks(ondisk.Inode(blockBuf[:f.InodeSize])) {
+						return
+					}
 					c.inodeBB.Set(uint64(ino))
 					c.inodeUsed.Set(uint64(ino))
 				}
@@ -218,7 +224,7 @@ func (c *Checker) mergePass1Unit(i int, w *Checker) bool {
 	c.dupCount += w.dupCount
 	c.abort = c.abort || w.abort
 	c.p1.restart = c.p1.restart || w.p1.restart
-	return c.sink.Aborted() || c.abort
+	return c.sink.Aborted() || c.abort || c.repair.bbRestart.Load()
 }
 
 // replay sends a unit's recorded events to the real sink in order.

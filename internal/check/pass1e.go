@@ -165,44 +165,56 @@ func (c *Checker) pass1E() {
 	if s, ok := c.sink.(interface{ Status() problem.Status }); ok && s.Status().Invalid {
 		return
 	}
-	f := c.fs
 	first := true
-	buf := make([]byte, f.InodeSize)
-	scratch := make([]byte, f.BlockSize)
 	var list []extSeg
-	for ino := c.p1.rebuild.NextSet(1); ino <= uint64(f.InodesCount); ino = c.p1.rebuild.NextSet(ino + 1) {
+	var err error
+	for ino := c.p1.rebuild.NextSet(1); ino <= uint64(c.fs.InodesCount); ino = c.p1.rebuild.NextSet(ino + 1) {
 		if first {
 			c.sink.Header(problem.PR_1E_PASS_HEADER)
 			first = false
 		}
-		if f.ReadInode(uint32(ino), buf, scratch) != nil {
-			continue
-		}
-		n := ondisk.Inode(buf)
-		if n.LinksCount() == 0 || n.Flags()&ondisk.FlagInlineData != 0 {
-			continue
-		}
-		var err error
-		if n.Flags()&ondisk.FlagExtents != 0 {
-			var freed uint64
-			list, freed, err = c.loadExtentList(uint32(ino), n, list[:0])
-			if err == nil {
-				err = c.rewriteExtents(uint32(ino), n, list, freed)
-			}
-		} else {
-			var freed uint64
-			list, freed, err = c.loadBlockMap(n, list[:0])
-			if err == nil {
-				err = c.rewriteExtents(uint32(ino), n, list, freed)
-			}
-		}
-		if err != nil {
+		if list, err = c.rebuildExtentTree(uint32(ino), list[:0]); err != nil {
 			c.fix(problem.Problem{Code: problem.PR_1E_OPTIMIZE_EXT_ERR, Ino: uint32(ino), Err: err.Error()})
 		}
 		if c.sink.Aborted() || c.abort {
 			return
 		}
 	}
+}
+
+// rebuildExtentsNow is e2fsck_rebuild_extents, what
+// e2fsck_rebuild_extents_later does once pass 1 is over: inode ino's
+// extent tree (or block map) is rebuilt at once. The caller reports an
+// error as its own problem.
+func (c *Checker) rebuildExtentsNow(ino uint32) error {
+	if !c.repairing() || !c.sb.HasIncompat(ondisk.IncompatExtents) ||
+		(ino != ondisk.RootIno && ino < c.fs.FirstIno) || ino > c.fs.InodesCount {
+		return nil
+	}
+	_, err := c.rebuildExtentTree(ino, nil)
+	return err
+}
+
+// rebuildExtentTree is rebuild_extent_tree: the mapping of inode ino
+// (extents or a block map) is collected and written back as a new
+// extent tree. Unused and inline-data inodes are left alone. list is
+// scratch space, returned for reuse.
+func (c *Checker) rebuildExtentTree(ino uint32, list []extSeg) ([]extSeg, error) {
+	n := c.readFullInode(ino)
+	if n.LinksCount() == 0 || n.Flags()&ondisk.FlagInlineData != 0 {
+		return list, nil
+	}
+	var freed uint64
+	var err error
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		list, freed, err = c.loadExtentList(ino, n, list)
+	} else {
+		list, freed, err = c.loadBlockMap(n, list)
+	}
+	if err != nil {
+		return list, err
+	}
+	return list, c.rewriteExtents(ino, n, list, freed)
 }
 
 // rewriteExtents is rewrite_extent_replay: the inode's tree is emptied,

@@ -61,6 +61,14 @@ type repairState struct {
 	// flags: a fix changed that kind of bitmap (pass 5 then does not
 	// verify its checksums, since it is rewritten anyway).
 	blockBitmapDirty, inodeBitmapDirty bool
+	// invalid are the group bitmaps to relocate at the end of pass 1,
+	// allSupers that a relocation needs every superblock and descriptor
+	// copy written (badblocks_reloc.go).
+	invalid   *invalidTables
+	allSupers bool
+	// bbRestart is set when inode 1 was cleared because the list names
+	// its own inode-table block: pass 1 stops and the check restarts.
+	bbRestart atomic.Bool
 	// origSB and origGDT are the superblock and descriptors as opened,
 	// to tell whether fixes changed them (Changed).
 	origSB, origGDT []byte
@@ -218,7 +226,7 @@ func (c *Checker) Finish(valid bool, timeInsane bool) error {
 		// itself excluded) when the field is maintained.
 		sb.SetKbytesWritten(kb + (f.Dev.Stats().WriteBytes+c.superAndGDTBytes())>>10)
 	}
-	c.writeSuperAndGDT(f.Backup)
+	c.writeSuperAndGDT(f.Backup || c.repair.allSupers)
 	return c.WriteError()
 }
 

@@ -612,6 +612,10 @@ func (r *Reporter) askYN(prompt string, def bool) bool {
 	return answer
 }
 
+// PreenHalt is preenHalt for checks outside the problem table (the
+// command's reading of the bad-block inode).
+func (r *Reporter) PreenHalt() { r.preenHalt() }
+
 // preenHalt is e2fsck's preenhalt: stop a preen run that met a problem it
 // may not fix.
 func (r *Reporter) preenHalt() {

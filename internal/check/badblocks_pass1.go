@@ -1,0 +1,363 @@
+package check
+
+import (
+	"encoding/binary"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// The bad-block inode in pass 1 (e2fsck's process_bad_block) and the
+// library's reading of the list before it (ext2fs_read_bb_inode).
+//
+// Both walk inode 1 as ext2fs_block_iterate3 does without depth order:
+// each mapping block is offered before what it maps, a pointer the
+// visitor clears is zeroed where it lives (the mapping block is written
+// back, or the inode), and a mapping pointer outside the filesystem left
+// in place is an iterator error: a sibling mapping block is then not
+// visited, and the error ends pass 1 (PR_1_BLOCK_ITERATE). Repairs follow
+// process_bad_block's "yes" paths: a listed block outside the filesystem,
+// a mapping block colliding with metadata or already in use, and the
+// primary superblock or descriptors on the list are taken off it.
+
+func init() {
+	canRepair(
+		problem.PR_1_INODE_BBLOCK_LATCH,
+		problem.PR_1_BB_ILLEGAL_BLOCK_NUM,
+		problem.PR_1_BB_FS_BLOCK,
+		problem.PR_1_BBINODE_BAD_METABLOCK,
+		problem.PR_1_BBINODE_BAD_METABLOCK_PROMPT,
+		problem.PR_1_BAD_PRIMARY_SUPERBLOCK,
+		problem.PR_1_BAD_PRIMARY_GROUP_DESCRIPTOR,
+		problem.PR_1_BAD_PRIMARY_BLOCK,
+		problem.PR_1_BAD_PRIMARY_BLOCK_PROMPT,
+		problem.PR_1_BADBLOCKS_IN_BADBLOCKS,
+	)
+}
+
+// badBlocksInBadBlocks is asked when the list names the inode-table
+// block holding inode 1 (n, as read). Yes clears inode 1, and with it the
+// list, and the check restarts from the beginning; it then returns true
+// and the scan stops.
+func (c *Checker) badBlocksInBadBlocks(n ondisk.Inode) bool {
+	if !c.fix(problem.Problem{Code: problem.PR_1_BADBLOCKS_IN_BADBLOCKS, Ino: ondisk.BadBlocksIno}) || !c.repairing() {
+		return false
+	}
+	c.clearInode(ondisk.BadBlocksIno, n, false)
+	c.repair.bbRestart.Store(true)
+	return true
+}
+
+// bbVisit is offered each non-zero pointer of inode 1 with its block
+// count (negative for mapping blocks: -1 indirect, -2 double, -3 triple);
+// it returns whether to clear the pointer and whether to stop.
+type bbVisit func(b uint64, blockcnt int64) (clear, abort bool)
+
+// Iterator result flags (the library's BLOCK_CHANGED, BLOCK_ABORT,
+// BLOCK_ERROR).
+const (
+	bbChanged = 1 << iota
+	bbAbort
+	bbError
+)
+
+// bbIterErrors are the library's messages for a mapping block outside
+// the filesystem, by level.
+var bbIterErrors = [4]string{"", "Illegal indirect block found", "Illegal doubly indirect block found", "Illegal triply indirect block found"}
+
+// iterateBadBlocksInode walks inode 1's block map (indirect-mapped; the
+// caller checks) and returns the iterator's error message, "" if none.
+// With write, cleared pointers are written back (mapping blocks as the
+// iterator writes them, the inode through putInode).
+func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisit) string {
+	f := c.fs
+	per := int64(f.BlockSize / 4)
+	errMsg := ""
+	budget := bbVisitBudget
+	var bufs [4][]byte
+	var walk func(slot []byte, level int, base int64) int
+	walk = func(slot []byte, level int, base int64) int {
+		blk := uint64(binary.LittleEndian.Uint32(slot))
+		ret := 0
+		if clr, ab := visit(blk, -int64(level)); clr {
+			binary.LittleEndian.PutUint32(slot, 0)
+			blk, ret = 0, bbChanged
+		} else if ab {
+			ret |= bbAbort
+		}
+		if blk == 0 || ret&bbAbort != 0 {
+			return ret
+		}
+		if blk < f.FirstDataBlock || blk >= f.BlocksCount {
+			errMsg = bbIterErrors[level]
+			return ret | bbError
+		}
+		if bufs[level] == nil {
+			bufs[level] = make([]byte, f.BlockSize)
+		}
+		buf := bufs[level]
+		if f.ReadBlock(blk, buf) != nil {
+			errMsg = "Attempt to read block from filesystem resulted in short read"
+			return ret | bbError
+		}
+		span := int64(1)
+		for k := 1; k < level; k++ {
+			span *= per
+		}
+		changed := false
+		for i := int64(0); i < per; i++ {
+			e := buf[4*i : 4*i+4]
+			if binary.LittleEndian.Uint32(e) == 0 {
+				continue
+			}
+			if budget--; budget < 0 {
+				ret |= bbAbort
+				break
+			}
+			if level == 1 {
+				clr, ab := visit(uint64(binary.LittleEndian.Uint32(e)), base+i)
+				if clr {
+					binary.LittleEndian.PutUint32(e, 0)
+					changed = true
+				}
+				if ab {
+					ret |= bbAbort
+					break
+				}
+				continue
+			}
+			fl := walk(e, level-1, base+i*span)
+			changed = changed || fl&bbChanged != 0
+			if fl&(bbAbort|bbError) != 0 {
+				ret |= fl & (bbAbort | bbError)
+				break
+			}
+		}
+		if changed && write {
+			c.writeBlockUncounted(blk, buf)
+		}
+		return ret
+	}
+	ib := n.IBlock()
+	ret := 0
+	for i := 0; i < 12; i++ {
+		b := uint64(binary.LittleEndian.Uint32(ib[4*i:]))
+		if b == 0 {
+			continue
+		}
+		clr, ab := visit(b, int64(i))
+		if clr {
+			binary.LittleEndian.PutUint32(ib[4*i:], 0)
+			ret |= bbChanged
+		}
+		if ab {
+			ret |= bbAbort
+			break
+		}
+	}
+	base, span := int64(12), per
+	for level := 1; level <= 3 && ret&bbAbort == 0; level++ {
+		slot := ib[4*(11+level) : 4*(12+level)]
+		if binary.LittleEndian.Uint32(slot) != 0 {
+			ret |= walk(slot, level, base)
+		}
+		base += span
+		span *= per
+	}
+	if ret&bbChanged != 0 && write {
+		c.putInode(ondisk.BadBlocksIno, n)
+	}
+	if ret&bbError != 0 {
+		return errMsg
+	}
+	return ""
+}
+
+// readBBInode reads inode 1 as ext2fs_read_inode does: with
+// metadata_csum a checksum failure is an error.
+func (c *Checker) readBBInode() (ondisk.Inode, string) {
+	f := c.fs
+	buf := make([]byte, f.InodeSize)
+	if err := f.ReadInode(ondisk.BadBlocksIno, buf, make([]byte, f.BlockSize)); err != nil {
+		return nil, "Attempt to read block from filesystem resulted in short read"
+	}
+	n := ondisk.Inode(buf)
+	if f.MetadataCsum && !n.ChecksumValid(f.CsumSeed, ondisk.BadBlocksIno) {
+		return nil, "Inode checksum does not match inode"
+	}
+	return n, ""
+}
+
+// BadBlocksInodeError is the error of e2fsck's reading of the bad-block
+// list before pass 1 (ext2fs_read_bb_inode), "" when there is none. The
+// command prints it as "<prog>: <error> while reading bad blocks inode".
+func (c *Checker) BadBlocksInodeError() string {
+	n, msg := c.readBBInode()
+	if msg != "" || n.Flags()&(ondisk.FlagExtents|ondisk.FlagInlineData) != 0 {
+		return msg
+	}
+	return c.iterateBadBlocksInode(n, false, func(uint64, int64) (bool, bool) { return false, false })
+}
+
+// readBadBlocksList loads the bad-block list (the data blocks of inode 1
+// inside the filesystem), as the library does before pass 1: nothing when
+// inode 1 cannot be read, what was read before an iterator error
+// otherwise.
+func (c *Checker) readBadBlocksList(_ *inodeScratch) {
+	f := c.fs
+	n, msg := c.readBBInode()
+	if msg != "" || n.Flags()&(ondisk.FlagExtents|ondisk.FlagInlineData) != 0 {
+		return
+	}
+	c.iterateBadBlocksInode(n, false, func(b uint64, blockcnt int64) (bool, bool) {
+		if blockcnt < 0 || b < f.FirstDataBlock || b >= f.BlocksCount || len(c.badBlocks) >= 1<<20 {
+			return false, false
+		}
+		if c.badBlocks == nil {
+			c.badBlocks = map[uint64]bool{}
+		}
+		c.badBlocks[b] = true
+		return false, false
+	})
+}
+
+// checkBadBlocksInode walks inode 1's blocks (e2fsck's process_bad_block):
+// listed blocks must be inside the filesystem; a listed block that is
+// already in use must be group metadata, which is then reported.
+func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inode) {
+	f := c.fs
+	if n.Flags()&(ondisk.FlagExtents|ondisk.FlagInlineData) != 0 {
+		return
+	}
+	// Inode 1 is the first inode e2fsck scans: what it finds in use are
+	// the group metadata and the blocks inode 1 itself claimed so far.
+	// Other groups' workers may be marking blocks at the same time, so
+	// found tracks that state on its own instead of reading blockFound.
+	meta := c.blockMeta.Clone()
+	if c.sb.HasIncompat(ondisk.IncompatMMP) {
+		if b := c.sb.MMPBlock(); b > f.FirstDataBlock && b < f.BlocksCount {
+			meta.Set(f.ClusterOf(b))
+		}
+	}
+	found := meta.Clone()
+	bbcheck := false
+	// ind holds inode 1's mapping pointers as the scan read them (e2fsck
+	// compares with its scan copy, which the iterator does not change).
+	var ind [3]uint64
+	for i := range ind {
+		ind[i] = uint64(n.Block(12 + i))
+	}
+	errMsg := c.iterateBadBlocksInode(n, c.repairing(), func(b uint64, blockcnt int64) (bool, bool) {
+		if c.sink.Aborted() {
+			return false, true
+		}
+		p := problem.Problem{Ino: ondisk.BadBlocksIno, Blk: b, BlkCount: blockcnt}
+		if b < f.FirstDataBlock || b >= f.BlocksCount {
+			p.Code = problem.PR_1_BB_ILLEGAL_BLOCK_NUM
+			return c.fix(p), false
+		}
+		cl := f.ClusterOf(b)
+		if blockcnt < 0 {
+			switch {
+			case meta.Test(cl):
+				bbcheck = true
+				p.Code = problem.PR_1_BB_FS_BLOCK
+				if c.fix(p) {
+					return true, false
+				}
+			case found.Test(cl):
+				bbcheck = true
+				p.Code = problem.PR_1_BBINODE_BAD_METABLOCK
+				if c.fix(p) {
+					return true, false
+				}
+				return false, c.sink.Aborted()
+			default:
+				found.Set(cl)
+				c.markBlockUsed(b)
+			}
+			return false, false
+		}
+		c.stats.BadBlocks++
+		if !found.Test(cl) {
+			found.Set(cl)
+			c.blockFound.Set(cl)
+			return false, false
+		}
+		clr, meta := c.badBlockOwner(ind, p)
+		if meta {
+			bbcheck = true
+			return clr, !clr && c.sink.Aborted()
+		}
+		return clr, false
+	})
+	c.sink.EndLatch(problem.LatchBBlock)
+	if errMsg != "" {
+		c.fix(problem.Problem{Code: problem.PR_1_BLOCK_ITERATE, Ino: ino, Err: errMsg})
+		return
+	}
+	if bbcheck {
+		if !c.fix(problem.Problem{Code: problem.PR_1_BBINODE_BAD_METABLOCK_PROMPT, Ino: ondisk.BadBlocksIno}) {
+			c.abort = true
+		}
+	}
+}
+
+// badBlockOwner reports which group metadata a bad block that is already
+// in use belongs to. It returns whether the block is to be taken off the
+// list, and whether it was one of inode 1's own mapping blocks.
+func (c *Checker) badBlockOwner(ind [3]uint64, p problem.Problem) (clear, meta bool) {
+	f := c.fs
+	b := p.Blk
+	first := f.FirstDataBlock
+	for g := uint32(0); g < f.Groups; g++ {
+		p.Group = g
+		gd := f.Group(g)
+		if f.GroupHasSuper(g) {
+			if b == first {
+				if g == 0 {
+					p.Code = problem.PR_1_BAD_PRIMARY_SUPERBLOCK
+					return c.fix(p), false
+				}
+				p.Code = problem.PR_1_BAD_SUPERBLOCK
+				c.fix(p)
+				return false, false
+			}
+			if b > first && b <= first+uint64(f.DescBlocks) {
+				if g == 0 {
+					p.Code = problem.PR_1_BAD_PRIMARY_GROUP_DESCRIPTOR
+					return c.fix(p), false
+				}
+				p.Code = problem.PR_1_BAD_GROUP_DESCRIPTORS
+				c.fix(p)
+				return false, false
+			}
+		}
+		if b == gd.BlockBitmap() {
+			p.Code = problem.PR_1_BB_BAD_BLOCK
+			if c.fix(p) {
+				c.markInvalidBitmap(g, true)
+			}
+			return false, false
+		}
+		if b == gd.InodeBitmap() {
+			p.Code = problem.PR_1_IB_BAD_BLOCK
+			if c.fix(p) {
+				c.markInvalidBitmap(g, false)
+			}
+			return false, false
+		}
+		if t := gd.InodeTable(); b >= t && b < t+uint64(f.InodeBlocksPerGroup) {
+			return false, false
+		}
+		first += uint64(f.BlocksPerGroup)
+	}
+	if b == ind[0] || b == ind[1] || b == ind[2] {
+		p.Code = problem.PR_1_BBINODE_BAD_METABLOCK
+		return c.fix(p), true
+	}
+	p.Group = 0
+	p.Code = problem.PR_1_PROGERR_CLAIMED_BLOCK
+	c.fix(p)
+	return false, false
+}
