@@ -2,4 +2,7 @@ module gofsck
 
 go 1.26.8
 
-require golang.org/x/sys v0.50.0 // indirect
+require (
+	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/text v0.44.0
+)

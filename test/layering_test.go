@@ -15,6 +15,7 @@ import (
 var allowedImports = map[string][]string{
 	"internal/csum":        nil,
 	"internal/dirhash":     nil,
+	"internal/casefold":    nil,
 	"internal/getopt":      nil,
 	"internal/bitmap":      nil,
 	"internal/problem":     nil,
@@ -31,12 +32,12 @@ var allowedImports = map[string][]string{
 	"internal/dump":        {"internal/fs", "internal/ondisk", "internal/ondisk/jbd2", "internal/blockdev", "internal/csum"},
 	// check opens an external journal device (-j) through blockdev.
 	"internal/check": {"internal/fs", "internal/journal", "internal/ondisk", "internal/ondisk/jbd2", "internal/bitmap",
-		"internal/problem", "internal/dirhash", "internal/csum", "internal/blockdev", "internal/quota"},
+		"internal/problem", "internal/dirhash", "internal/csum", "internal/blockdev", "internal/quota", "internal/casefold"},
 	"internal/testfs": nil,
 }
 
 // pureStd are the packages that must not touch the system.
-var pureStd = []string{"internal/csum", "internal/dirhash", "internal/bitmap", "internal/ondisk", "internal/ondisk/jbd2", "internal/plot", "internal/quota", "internal/problem", "internal/getopt"}
+var pureStd = []string{"internal/csum", "internal/dirhash", "internal/casefold", "internal/bitmap", "internal/ondisk", "internal/ondisk/jbd2", "internal/plot", "internal/quota", "internal/problem", "internal/getopt"}
 
 // TestLayering keeps imports one-way: a package imports only what its line
 // in allowedImports names (transitively too), nothing imports cmd/, and
