@@ -159,6 +159,37 @@ func TestBigallocBlockMap(t *testing.T) {
 	}
 }
 
+// TestBmap2Extent: -E bmap2extent turns the extents feature on and
+// rebuilds every file (block-mapped or not) as an extent tree in pass 1E,
+// as e2fsck does: same transcript, exit code and image.
+func TestBmap2Extent(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	gofsck := testfs.GofsckPath(t)
+	e2fsck := "/usr/sbin/e2fsck"
+	tree := func(tr *testfs.Tree) {
+		tr.Dir("d")
+		for i := 1; i <= 3; i++ {
+			tr.File(fmt.Sprintf("d/f%d", i), int64(i)*30000)
+		}
+		// One block in three: an indirect block and a tree block.
+		tr.Sparse("sparse", 300<<10, 1024, 3072)
+		tr.File("big", 300<<10)
+		tr.ManyFiles("many", 120)
+	}
+	cases := map[string]testfs.Spec{
+		"ext3-1k": {Size: 16 << 20, FSType: "ext3", BlockSize: 1024, Populate: tree},
+		"ext2-4k": {Size: 16 << 20, FSType: "ext2", BlockSize: 4096, Populate: tree},
+		"ext4":    {Size: 16 << 20, FSType: "ext4", Populate: tree},
+	}
+	for name, spec := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			img := testfs.MkImage(t, spec)
+			compareRepair(t, gofsck, e2fsck, img, true, "-E", "bmap2extent")
+		})
+	}
+}
+
 // compareRepair repairs copies of img with gofsck -fy and e2fsck -fy
 // (and args) and requires the same transcript (with pass 1E or without,
 // as pass1E says), exit code and image, and

@@ -18,6 +18,8 @@ type extendedOptions struct {
 	// noOptimizeExtents is no_optimize_extents (optimize_extents clears
 	// it): pass 1 does not offer to rebuild extent trees.
 	noOptimizeExtents bool
+	// bmap2extent converts block-mapped files to extents.
+	bmap2extent bool
 }
 
 // extendedHelp is printed for an unknown -E option, as e2fsck does, with
@@ -94,9 +96,11 @@ func parseExtended(list []string, stderr io.Writer) (extendedOptions, int, bool)
 			}
 		case "optimize_extents", "no_optimize_extents":
 			x.noOptimizeExtents = key == "no_optimize_extents"
+		case "bmap2extent":
+			x.bmap2extent = true
 		case "fragcheck", "journal_only", "discard", "nodiscard",
 			"inode_count_fullmap", "no_inode_count_fullmap",
-			"bmap2extent", "unshare_blocks", "fixes_only", "check_encoding":
+			"unshare_blocks", "fixes_only", "check_encoding":
 		default:
 			fmt.Fprintf(stderr, "Unknown extended option: %s\n", opt)
 			fmt.Fprint(stderr, extendedHelp)

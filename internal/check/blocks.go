@@ -68,6 +68,9 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 			c.mappedBlocks(s, w)
 			w.lastInitLblock = w.lastBlock
 		}
+		if flags&ondisk.FlagExtents == 0 || !extentFS {
+			c.convertBmapLater(w)
+		}
 	}
 	c.sink.EndLatch(problem.LatchBlock)
 	c.sink.EndLatch(problem.LatchTooBig)

@@ -70,6 +70,9 @@ type Options struct {
 	// offered for narrowing or shortening (too deep ones are still
 	// rebuilt).
 	NoOptimizeExtents bool
+	// ConvertBmap is -E bmap2extent: the extents feature is turned on
+	// and every file's mapping is rebuilt as an extent tree in pass 1E.
+	ConvertBmap bool
 }
 
 // PassObserver is notified around each pass; names are e2fsck's timing

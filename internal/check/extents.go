@@ -446,6 +446,10 @@ func (c *Checker) unalignedCluster(w *blockWalk, pblk, lblk uint64) bool {
 
 // shouldRebuildExtents offers pass-1E optimisation as e2fsck does.
 func (c *Checker) shouldRebuildExtents(x *extentScan) {
+	if c.opt.ConvertBmap {
+		c.convertBmapLater(x.w)
+		return
+	}
 	if x.force {
 		// The tree is too deep: rebuilt without a question.
 		if c.rebuildQueued(x.w.ino) {

@@ -39,6 +39,17 @@ func (c *Checker) askRebuildExtents(x *extentScan, code problem.Code, lvl int) {
 	}
 }
 
+// convertBmapLater queues the inode of w for pass 1E under -E
+// bmap2extent (a directory to be rebuilt in pass 3A is converted there).
+func (c *Checker) convertBmapLater(w *blockWalk) {
+	if !c.opt.ConvertBmap || (w.isDir && c.rehashed(w.ino)) {
+		return
+	}
+	if c.rebuildQueued(w.ino) {
+		c.p1.rebuild.Set(uint64(w.ino))
+	}
+}
+
 // rebuildQueued reports whether a "yes" to rebuilding ino's extent tree
 // queues it for pass 1E (e2fsck_rebuild_extents_later).
 func (c *Checker) rebuildQueued(ino uint32) bool {

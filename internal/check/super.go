@@ -182,6 +182,10 @@ func (c *Checker) checkSuperFeatures() {
 		c.fix(problem.Problem{Code: problem.PR_0_64BIT_WITHOUT_EXTENTS}) && c.repairing() {
 		sb.SetFeatureIncompat(sb.FeatureIncompat() | ondisk.IncompatExtents)
 	}
+	if c.opt.ConvertBmap {
+		// -E bmap2extent: files are to become extent-mapped (pass 1E).
+		sb.SetFeatureIncompat(sb.FeatureIncompat() | ondisk.IncompatExtents)
+	}
 	if sb.HasIncompat(ondisk.IncompatMetaBG) && sb.FirstMetaBG() > c.fs.DescBlocks {
 		c.fix(problem.Problem{Code: problem.PR_0_FIRST_META_BG_TOO_BIG, Group: c.fs.DescBlocks, Num: uint64(sb.FirstMetaBG())})
 	}
