@@ -72,7 +72,7 @@ func (b *badBlocksOpts) validate(o *options, stderr io.Writer) (int, bool) {
 // gofsck does not implement (nothing written).
 func (r *repairRun) updateBadBlocks(blockSize int, lastBlock uint64) (int, bool) {
 	b := &r.o.bb
-	if !b.active() || !r.active() {
+	if !b.active() || !r.active() || r.rep.Stopped() {
 		return 0, true
 	}
 	u := check.BadBlocksUpdate{Out: r.stdout, Device: r.name}
@@ -117,6 +117,10 @@ func (r *repairRun) updateBadBlocks(blockSize int, lastBlock uint64) (int, bool)
 // bad-block list before pass 1 (ext2fs_read_bb_inode in main): a preening
 // run halts, any other goes on.
 func (r *repairRun) readBadBlocksInode() (int, bool) {
+	if r.rep.Stopped() {
+		// A halt before (the resize inode check): the passes end the run.
+		return 0, true
+	}
 	msg := r.chk.BadBlocksInodeError()
 	if msg == "" {
 		return 0, true
