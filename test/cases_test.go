@@ -703,3 +703,176 @@ func mmpCases() []dcase {
 		}),
 	}
 }
+
+// --- casefold (helper: casefold feature) ---
+
+// casefoldPrefixes are the name stems of /cf: ASCII, accented (precomposed
+// and decomposed), Greek, Hangul, German sharp s, a title-case digraph, a
+// ligature, Cherokee (which folds to upper case) and an ignorable
+// character. No two names of /cf fold alike.
+var casefoldPrefixes = []string{"File", "Ünïcødé", "ΣΊΣΥΦΟΣ", "한국어", "straße", "e\u0301te", "Ǆemal", "ﬃx", "Ꭰᏸ", "x\u200by"}
+
+// casefoldSpec is the casefold feature set: the standard tree plus /cf, a
+// casefolded directory of 600 names that e2fsck -D indexes with folded
+// hashes, and /cf/sub, a small casefolded linear directory. metadata_csum
+// is off so that cases can rewrite names in place.
+func casefoldSpec(extra []string) testfs.Spec {
+	return testfs.Spec{Size: 16 * mib, FSType: "ext4", BlockSize: 4096, Features: "casefold,^metadata_csum", ExtraArgs: extra,
+		Populate: stdTree(400, func(tr *testfs.Tree) {
+			for i := range 600 {
+				tr.File(fmt.Sprintf("cf/%s-%04d", casefoldPrefixes[i%len(casefoldPrefixes)], i), 0)
+			}
+			tr.File("cf/sub/Alpha", 0)
+			tr.File("cf/sub/beta", 0)
+			tr.File("cf/sub/Gamma", 0)
+		}),
+		Debugfs:      []string{"sif /cf flags 0x40080000", "sif /cf/sub flags 0x40080000"},
+		OptimizeDirs: true,
+	}
+}
+
+// cfEnt is a directory entry found in an image.
+type cfEnt struct {
+	blk   uint64 // physical block
+	lblk  int    // its index in the directory
+	off   int64  // offset of the entry in the block
+	first bool   // the first live entry of a leaf block
+	name  []byte
+}
+
+// cfEntries lists the live entries of directory p, block by block (the
+// htree root's '.' and '..' included).
+func (c *cx) cfEntries(p string) []cfEnt {
+	var out []cfEnt
+	bs := c.bs()
+	for i, b := range c.blocks(p).Data {
+		buf := c.read(c.blockOff(b), int(bs))
+		first := true
+		for off := int64(0); off+8 <= bs; {
+			rl := int64(binary.LittleEndian.Uint16(buf[off+4:]))
+			nl := int64(buf[off+6])
+			if rl < 8 || off+rl > bs || 8+nl > rl {
+				break
+			}
+			if binary.LittleEndian.Uint32(buf[off:]) != 0 {
+				out = append(out, cfEnt{blk: b, lblk: i, off: off, first: first, name: append([]byte(nil), buf[off+8:off+8+nl]...)})
+				first = false
+			}
+			off += rl
+		}
+	}
+	return out
+}
+
+// cfRename rewrites the name of entry e (same length or shorter).
+func (c *cx) cfRename(e cfEnt, name []byte) {
+	c.t.Helper()
+	if len(name) > len(e.name)+3-(len(e.name)+3)%4 {
+		c.t.Fatalf("name %q does not fit in the entry of %q", name, e.name)
+	}
+	c.writeBlock(e.blk, e.off+6, []byte{byte(len(name))})
+	c.writeBlock(e.blk, e.off+8, name)
+}
+
+// cfFind returns the entry of p named name.
+func (c *cx) cfFind(p, name string) cfEnt {
+	c.t.Helper()
+	for _, e := range c.cfEntries(p) {
+		if string(e.name) == name {
+			return e
+		}
+	}
+	c.t.Fatalf("%s has no entry %q", p, name)
+	return cfEnt{}
+}
+
+// cfFiles returns the /cf entries named File-NNNN in leaf blocks.
+func (c *cx) cfFiles() []cfEnt {
+	var out []cfEnt
+	for _, e := range c.cfEntries("/cf") {
+		if e.lblk > 0 && strings.HasPrefix(string(e.name), "File-") {
+			out = append(out, e)
+		}
+	}
+	if len(out) < 2 {
+		c.t.Fatalf("/cf has %d File- entries in its leaves", len(out))
+	}
+	return out
+}
+
+// cfStrict sets EXT4_ENC_STRICT_MODE_FL in s_encoding_flags (debugfs
+// cannot; without metadata_csum the superblock has no checksum).
+func (c *cx) cfStrict() { c.write(1024+0x27E, le16(1)) }
+
+// cfBadName renames a File- entry that is not the first of its leaf
+// block to a name with a byte that is not UTF-8.
+func (c *cx) cfBadName() {
+	for _, e := range c.cfFiles() {
+		if !e.first {
+			c.cfRename(e, append([]byte("Fil\xff"), e.name[4:]...))
+			return
+		}
+	}
+	c.t.Fatal("no File- entry after the first of a block")
+}
+
+// cfSameBlockDup gives the second File- entry of a leaf block holding two
+// the first one's name in upper case: the same folded name and hash.
+func (c *cx) cfSameBlockDup() {
+	fs := c.cfFiles()
+	for i := 1; i < len(fs); i++ {
+		if fs[i].blk == fs[i-1].blk {
+			c.cfRename(fs[i], []byte(strings.ToUpper(string(fs[i-1].name))))
+			return
+		}
+	}
+	c.t.Fatal("no leaf block with two File- entries")
+}
+
+// cfOtherBlockDup gives a File- entry the name of one in another leaf
+// block, in upper case: its folded hash lies outside its block's range.
+func (c *cx) cfOtherBlockDup() {
+	fs := c.cfFiles()
+	for i := 1; i < len(fs); i++ {
+		if fs[i].blk != fs[0].blk {
+			c.cfRename(fs[i], []byte(strings.ToUpper(string(fs[0].name))))
+			return
+		}
+	}
+	c.t.Fatal("all File- entries in one leaf block")
+}
+
+// casefoldCases corrupt casefolded directories (names, hashes, flags) and
+// the encoding fields. Names differing only in case are duplicates in
+// pass 3A always, in pass 2 only in strict mode; invalid UTF-8 is reported
+// only in strict mode.
+func casefoldCases() []dcase {
+	cfRoot := func(c *cx, off int64, v []byte) { c.writeBlock(c.data("/cf", 0), off, v) }
+	sub := func(c *cx, old, name string) { c.cfRename(c.cfFind("/cf/sub", old), []byte(name)) }
+	return []dcase{
+		dbgCase("cf-flag-cleared", "sif /cf flags 0x81000"),
+		dbgCase("cf-flag-on-file", "sif /cf/File-0050 flags 0x40080000"),
+		do("cf-feature-cleared", func(c *cx) { c.ssvAndNot("feature_incompat", offIncompat, 0x20000) }),
+		dbgCase("cf-encoding-unknown", "ssv encoding 7"),
+		doClean("noeffect-cf-strict", func(c *cx) { c.cfStrict() }),
+		do("cf-htree-hash-order", func(c *cx) { cfRoot(c, 40+8, le32(0xfffffff0)) }),
+		dbgCase("cf-htree-unlink", "unlink /cf/Ünïcødé-0001"),
+		// Names differing only in case.
+		doClean("noeffect-cf-case-dup-linear", func(c *cx) { sub(c, "Gamma", "ALPHA") }),
+		do("cf-case-dup-linear-strict", func(c *cx) { sub(c, "Gamma", "ALPHA"); c.cfStrict() }),
+		doClean("noeffect-cf-case-dup-same-block", func(c *cx) { c.cfSameBlockDup() }),
+		do("cf-case-dup-same-block-strict", func(c *cx) { c.cfSameBlockDup(); c.cfStrict() }),
+		do("cf-case-dup-other-block", func(c *cx) { c.cfOtherBlockDup() }),
+		do("cf-case-dup-other-block-strict", func(c *cx) { c.cfOtherBlockDup(); c.cfStrict() }),
+		// Invalid UTF-8.
+		doClean("noeffect-cf-bad-utf8-linear", func(c *cx) { sub(c, "beta", "b\xffta") }),
+		do("cf-bad-utf8-linear-strict", func(c *cx) { sub(c, "beta", "b\xffta"); c.cfStrict() }),
+		do("cf-lead-continuation-strict", func(c *cx) { sub(c, "beta", "\x80eta"); c.cfStrict() }),
+		doClean("noeffect-cf-bad-utf8-htree", func(c *cx) { c.cfBadName() }),
+		do("cf-bad-utf8-htree-strict", func(c *cx) { c.cfBadName(); c.cfStrict() }),
+		// The rebuild of a directory holding a name libext2fs cannot fold
+		// fails.
+		do("cf-bad-utf8-htree-rebuild", func(c *cx) { c.cfBadName(); cfRoot(c, 40+8, le32(0xfffffff0)) }),
+		noEffect("noeffect-cf-uid", "sif /cf uid 1234"),
+	}
+}

@@ -122,6 +122,7 @@ func fsDefs() []fsDef {
 		}), OptimizeDirs: true}},
 		{"orphan", testfs.Spec{Size: 16 * mib, FSType: "ext4", BlockSize: 4096, Features: "orphan_file", ExtraArgs: g(1024), Populate: std, OptimizeDirs: true}},
 		{"mmp", testfs.Spec{Size: 16 * mib, FSType: "ext4", BlockSize: 4096, Features: "mmp", ExtraArgs: g(1024), Populate: std, OptimizeDirs: true}},
+		{"casefold", casefoldSpec(g(1024))},
 	}
 }
 
@@ -234,6 +235,7 @@ func cases() []dcase {
 	add("eainode", eainodeCases()...)
 	add("orphan", orphanCases()...)
 	add("mmp", mmpCases()...)
+	add("casefold", casefoldCases()...)
 	return all
 }
 

@@ -20,6 +20,9 @@ type extendedOptions struct {
 	noOptimizeExtents bool
 	// bmap2extent converts block-mapped files to extents.
 	bmap2extent bool
+	// checkEncoding: validate the names of casefolded directories even
+	// without the strict flag.
+	checkEncoding bool
 }
 
 // extendedHelp is printed for an unknown -E option, as e2fsck does, with
@@ -100,7 +103,9 @@ func parseExtended(list []string, stderr io.Writer) (extendedOptions, int, bool)
 			x.bmap2extent = true
 		case "fragcheck", "journal_only", "discard", "nodiscard",
 			"inode_count_fullmap", "no_inode_count_fullmap",
-			"unshare_blocks", "fixes_only", "check_encoding":
+			"unshare_blocks", "fixes_only":
+		case "check_encoding":
+			x.checkEncoding = true
 		default:
 			fmt.Fprintf(stderr, "Unknown extended option: %s\n", opt)
 			fmt.Fprint(stderr, extendedHelp)

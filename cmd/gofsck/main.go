@@ -483,6 +483,9 @@ restart:
 		}
 		return problem.ExitError
 	}
+	if code, ok := unsupportedEncoding(o, f, name, stdout, stderr); !ok {
+		return code
+	}
 	ropt := problem.Options{Mode: o.mode, Err: stderr, Device: name}
 	if o.mode == problem.ModeInteractive {
 		ropt.In = os.Stdin
@@ -498,6 +501,7 @@ restart:
 		copt.Passes = tm
 	}
 	copt.Force = o.force
+	copt.CheckEncoding = o.ext.checkEncoding
 	copt.Preen = o.preen
 	copt.Progress = prog
 	// The reporter names inodes through the checker, which reports to the

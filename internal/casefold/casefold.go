@@ -5,29 +5,35 @@
 //
 // The folding is the one the kernel and libext2fs call "nfdicf", computed
 // per character and applied to a fixed point: a character with a full case
-// folding (CaseFolding.txt status C or F) becomes its folding, any other
-// character its compatibility decomposition (UnicodeData.txt mappings with
-// or without a <tag>, so NFKD rather than NFD: "ﬁ" folds to "fi"), Hangul
-// syllables their jamo, and Default_Ignorable_Code_Point characters
-// nothing. The result is put in canonical order: each run of non-starters
-// is sorted, stably, by canonical combining class. An ignorable character
-// ends such a run although it leaves nothing behind.
+// folding (CaseFolding.txt status C or F, so "ß" and "ẞ" become "ss" and
+// "ﬁ" "fi") becomes its folding, any other character its canonical
+// decomposition (NFD, not NFKD: "ª" and "²" stay), Hangul syllables their
+// jamo, Default_Ignorable_Code_Point characters nothing. Code points Unicode
+// 12.1 does not assign stay themselves, starters.
 //
-// A name is valid when every character up to the end (or a NUL byte) is a
-// well-formed UTF-8 sequence of a code point assigned in Unicode 12.1
-// (noncharacters and private use included, surrogates excluded). Folding
-// an invalid name fails, except that a name starting with a continuation
-// byte is "opaque": libext2fs then hashes its raw bytes.
+// The folded bytes are what libext2fs's cursor (utf8byte) yields, which
+// this package reproduces rather than a textbook normalization: each run
+// of non-starters comes out sorted, stably, by canonical combining class,
+// an ignorable character ends such a run although it leaves nothing, and
+// a continuation byte that follows a character is copied out as it is,
+// wherever the cursor meets it (so after a decomposed character it may
+// come out twice). Folding fails (Invalid) when a byte that starts a
+// sequence does not start a well-formed UTF-8 encoding of a code point
+// (overlong forms, surrogates, values past U+10FFFF, truncated sequences);
+// a name whose first byte is a continuation byte is Opaque: libext2fs
+// hashes it unfolded. Checking a name (InvalidAt, strict mode) looks up
+// every character, stray continuation bytes included.
 //
 // Unicode versions: the tables come from golang.org/x/text (cases.Fold,
-// unicode/norm NFKD, rangetable.Assigned("12.0.0") plus U+32FF, the only
-// character 12.1 added). x/text's folding and decomposition tables are
-// newer than 12.1, but characters assigned after 12.1 are invalid here
-// before they are looked up, and Unicode's stability policies keep the
-// foldings, decompositions and combining classes of older characters.
-// The Default_Ignorable_Code_Point list is 12.1's, below. Two known
-// departures from the 12.1 tables, both only for unusual sequences: none
-// are known to matter; the tests compare every code point with libext2fs
+// unicode/norm, rangetable.Assigned("12.0.0") plus U+32FF, the one
+// character 12.1 added). They are newer than 12.1 (15.0 with this Go), so
+// characters assigned later are kept out before any lookup, and Unicode's
+// stability policies keep the foldings, decompositions and combining
+// classes of older ones. x/text's Fold lowers the Cherokee letters, which
+// CaseFolding.txt folds to upper case: they are folded here. The
+// Default_Ignorable_Code_Point list is 12.1's (below). The tests compare
+// the hash of every code point, and of random sequences of marks,
+// ignorables, decomposable characters and broken UTF-8, with libext2fs's
 // (debugfs dx_hash -c).
 package casefold
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"gofsck/internal/bitmap"
+	"gofsck/internal/casefold"
 	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -43,6 +44,9 @@ type Options struct {
 	// Force is -f: check even a clean filesystem (it also enables the
 	// future-time superblock checks).
 	Force bool
+	// CheckEncoding is -E check_encoding: names of casefolded directories
+	// are validated as in strict mode.
+	CheckEncoding bool
 	// Preen is -p/-a (e2fsck's E2F_OPT_PREEN), for the few messages only
 	// a preening run prints.
 	Preen bool
@@ -113,6 +117,9 @@ type dirInfo struct {
 	parent uint32
 	gen    uint32 // i_generation, for directory block checksums
 	inline bool   // the directory keeps its entries in the inode
+	// casefold: EXT4_CASEFOLD_FL with the casefold feature (e2fsck's
+	// inode_casefold_map).
+	casefold bool
 }
 
 // eaBlockRef tracks one EA block: references still expected from inodes
@@ -219,6 +226,9 @@ type Checker struct {
 	repair *repairState
 	// p1 is a pass-1 unit's repair state (pass1_repair.go).
 	p1 p1State
+
+	// fold folds casefolded names for the serial passes (casefold.go).
+	fold *casefold.Folder
 }
 
 // ErrAborted is returned when a fatal problem stopped the check.

@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"errors"
 	"sort"
 
 	"gofsck/internal/dirhash"
@@ -154,8 +155,10 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 		hv += 3
 	}
 	seed := sb.HashSeed()
+	fo := c.rehashFolder(n) // nil unless names hash and compare casefolded
 	var ents []hashEntry
 	var ok bool
+	var hashErr error
 	for {
 		ents = ents[:0]
 		dirSize := 0 // the bytes the entries would take, as the rebuild counts them
@@ -168,7 +171,11 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 			}
 			e := hashEntry{ino: ino, name: append([]byte(nil), name...)}
 			if !compress {
-				e.hash, e.minor, _ = dirhash.Hash(hv, name, &seed)
+				var err error
+				if e.hash, e.minor, err = hashName(fo, hv, name, &seed); errors.Is(err, errFoldFailed) {
+					hashErr = err
+					return false
+				}
 			}
 			dirSize += (len(name) + 8 + 3) &^ 3
 			ents = append(ents, e)
@@ -181,6 +188,10 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 		}
 		compress = true
 	}
+	if hashErr != nil {
+		c.fix(problem.Problem{Code: problem.PR_3A_OPTIMIZE_DIR_ERR, Dir: dir, Err: hashErr.Error()})
+		return
+	}
 	if !ok {
 		c.fix(problem.Problem{Code: problem.PR_3A_OPTIMIZE_DIR_ERR, Dir: dir, Err: "Directory block checksum does not match directory block"})
 		return
@@ -189,10 +200,11 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 	if compress && len(ents) > 1 {
 		sortPart = ents[2:]
 	}
-	sort.SliceStable(sortPart, func(i, j int) bool { return hashLess(&sortPart[i], &sortPart[j]) })
+	less := rehashOrder(fo)
+	sort.SliceStable(sortPart, func(i, j int) bool { return less(&sortPart[i], &sortPart[j]) })
 	for i := 1; i < len(ents); i++ {
 		e, prev := &ents[i], &ents[i-1]
-		if e.ino == 0 || !bytes.Equal(e.name, prev.name) {
+		if e.ino == 0 || !sameName(fo, e.name, prev.name) {
 			continue
 		}
 		di := &problem.DirentInfo{Ino: e.ino, NameLen: uint8(len(e.name)), Name: e.name}
@@ -213,7 +225,7 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 		newName := append([]byte(nil), e.name...)
 		newName = mutateName(newName)
 		for j := 0; j < len(ents); j++ {
-			if j == i || !bytes.Equal(newName, ents[j].name) {
+			if j == i || !sameName(fo, newName, ents[j].name) {
 				continue
 			}
 			newName = mutateName(newName)

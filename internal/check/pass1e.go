@@ -57,6 +57,11 @@ func (c *Checker) rebuildQueued(ino uint32) bool {
 		(ino == ondisk.RootIno || ino >= c.fs.FirstIno)
 }
 
+// maxExtentWalkSteps bounds a walk of one extent tree: a hostile tree
+// whose index entries share children would otherwise be walked an
+// exponential number of times.
+const maxExtentWalkSteps = 1 << 26
+
 // loadExtentList is load_extents: the leaf extents of ino's tree in
 // order (merged where one continues the previous), walked with the
 // library's handle; each index block is freed when the walk first enters
@@ -71,7 +76,11 @@ func (c *Checker) loadExtentList(ino uint32, n ondisk.Inode, list []extSeg) ([]e
 	}
 	var freed uint64
 	ext, err := x.get(extOpRoot)
-	for err == nil {
+	for steps := 0; err == nil; steps++ {
+		if steps >= maxExtentWalkSteps {
+			// Only a tree whose nodes share children gets here.
+			return list, freed, errExtCycle
+		}
 		switch {
 		case ext.flags&extFlagSecondVisit != 0:
 		case ext.flags&extFlagLeaf == 0:
@@ -120,6 +129,7 @@ func (c *Checker) loadBlockMap(n ondisk.Inode, list []extSeg) ([]extSeg, uint64,
 		list = append(list, extSeg{lblk: lblk, pblk: blk, len: 1})
 	}
 	per := uint64(f.BlockSize / 4)
+	var bufs [4][]byte // one indirect block per level
 	var walk func(blk uint64, level int, lblk uint64)
 	walk = func(blk uint64, level int, lblk uint64) {
 		if blk >= f.BlocksCount || blk < f.FirstDataBlock {
@@ -128,7 +138,10 @@ func (c *Checker) loadBlockMap(n ondisk.Inode, list []extSeg) ([]extSeg, uint64,
 		}
 		freed++
 		c.blockAllocStatsFree(blk)
-		buf := make([]byte, f.BlockSize)
+		if bufs[level] == nil {
+			bufs[level] = make([]byte, f.BlockSize)
+		}
+		buf := bufs[level]
 		if f.ReadBlock(blk, buf) != nil {
 			err = errExtShortRead
 			return

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"gofsck/internal/casefold"
 	"gofsck/internal/dirhash"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -57,6 +58,7 @@ type dxDirState struct {
 	ino         uint32
 	numBlocks   uint32
 	hashVersion dirhash.Version
+	casefold    bool // names hash casefolded (dx_dir's casefolded_hash)
 	depth       int
 	leaf        []dxLeaf
 	ref         []dxRef
@@ -87,6 +89,9 @@ func (c *Checker) pass2(ctx context.Context) error {
 			st.hashVersion += 3
 		}
 		st.depth = int(d.levels) + 1
+		if di := c.findDir(d.ino); di != nil {
+			st.casefold = di.casefold
+		}
 		dx[d.ino] = st
 	}
 	c.dx = dx
@@ -362,6 +367,10 @@ type dirWorker struct {
 	// entryModified is set when a fix changed it.
 	cur           curEntry
 	entryModified bool
+	// fold folds casefolded names (made on first use); cfDir is e2fsck's
+	// cf_dir for the block being checked (casefold.go).
+	fold  *casefold.Folder
+	cfDir bool
 }
 
 // readInode reads an inode outside the pass-1 scan.
@@ -396,6 +405,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 	if di != nil {
 		gen = di.gen
 	}
+	w.cfDir = c.checksEncoding(di)
 	if sb.HasIncompat(ondisk.IncompatInlineData) && di != nil && di.inline {
 		dirInode = append(ondisk.Inode(nil), w.readInode(ino)...)
 		if dirInode.Flags()&ondisk.FlagInlineData != 0 {
@@ -768,7 +778,11 @@ var (
 // seenName reports whether name already occurred in the current block (its
 // entry is at off in area), adding it otherwise. The index maps a 64-bit
 // name hash to the entry's offset; a hash hit is confirmed on the bytes.
-func (w *dirWorker) seenName(area []byte, off int, name []byte) bool {
+// With folded (a cf_dir block) names match by their folded forms.
+func (w *dirWorker) seenName(area []byte, off int, name []byte, folded bool) bool {
+	if folded {
+		return w.seenFoldedName(area, off, name)
+	}
 	h := nameHash(name)
 	for {
 		prev, ok := w.names[h]
@@ -960,27 +974,26 @@ func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, 
 		if dotState > 1 && w.checkEncryptedEntry(p, d, dirPolicy) {
 			return true
 		}
+	} else if w.cfDir {
+		w.checkEncodedName(p, name)
 	} else {
 		w.checkName(p, name)
 	}
 	if dxb != nil && dd != nil {
 		var hash uint32
+		update := true
 		if dd.hashVersion == dirhash.SipHash {
 			// The hash lives in the entry (encrypted+casefolded dirs).
 			if dotState > 1 && len(name) > 0 {
 				hash = 0
 			}
 		} else {
-			seed := sb.HashSeed()
-			h, _, err := dirhash.Hash(dd.hashVersion, name, &seed)
-			if err == nil {
-				hash = h
-			}
+			hash, update = w.entryHash(dd, name)
 		}
-		if hash < dxb.minHash {
+		if update && hash < dxb.minHash {
 			dxb.minHash = hash
 		}
-		if hash > dxb.maxHash {
+		if update && hash > dxb.maxHash {
 			dxb.maxHash = hash
 		}
 	}
@@ -993,7 +1006,7 @@ func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, 
 			return true
 		}
 	}
-	if !*dupsFound && w.seenName(area, off, name) {
+	if !*dupsFound && w.seenName(area, off, name, w.cfDir) {
 		q := problem.Problem{Code: problem.PR_2_REPORT_DUP_DIRENT, Ino: dir, Dirent: p.Dirent}
 		*dupsFound = true
 		if c.p2recording() {

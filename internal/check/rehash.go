@@ -1,11 +1,11 @@
 package check
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"sort"
 
+	"gofsck/internal/casefold"
 	"gofsck/internal/dirhash"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -30,7 +30,7 @@ var (
 	errRehashCorrupt = errors.New("EXT2 directory corrupted")
 	errNoSpace       = errors.New("No space left on device")
 	// errRehashUnsupported is a rebuild e2fsck makes but gofsck cannot
-	// make the same (casefolded names, a third index level, extent trees
+	// make the same (a third index level, extent trees
 	// deeper than one index level or needing a split): the run stops
 	// as for an unimplemented fix, writing nothing.
 	errRehashUnsupported = errors.New("directory rebuild not implemented")
@@ -98,9 +98,7 @@ func (c *Checker) rebuildDir(dir uint32) error {
 	if sb.HasIncompat(ondisk.IncompatInlineData) && n.Flags()&ondisk.FlagInlineData != 0 {
 		return nil
 	}
-	if sb.HasIncompat(ondisk.IncompatCasefold) && n.Flags()&ondisk.FlagCasefold != 0 {
-		return errRehashUnsupported // names hash and compare casefolded
-	}
+	fo := c.rehashFolder(n) // nil unless names hash and compare casefolded
 	lblks, pblks := c.dirDataBlocks(n, 1<<22)
 	compress := !sb.HasCompat(ondisk.CompatDirIndex) || uint32(n.Size())/uint32(bs) < 2
 	hv := dirhash.Version(sb.DefHashVersion())
@@ -160,7 +158,10 @@ func (c *Checker) rebuildDir(dir uint32) error {
 				}
 				re := hashEntry{ino: ino, ft: e[7], name: append([]byte(nil), name...)}
 				if !compress {
-					re.hash, re.minor, _ = dirhash.Hash(hv, name, &seed)
+					var err error
+					if re.hash, re.minor, err = hashName(fo, hv, name, &seed); errors.Is(err, errFoldFailed) {
+						return err
+					}
 				}
 				dirSize += (nameLen + 8 + 3) &^ 3
 				ents = append(ents, re)
@@ -178,8 +179,9 @@ func (c *Checker) rebuildDir(dir uint32) error {
 		if compress && len(ents) > 1 {
 			part = ents[2:]
 		}
-		sort.SliceStable(part, func(i, j int) bool { return hashLess(&part[i], &part[j]) })
-		if c.fixDuplicates(dir, n, ents, hv, &seed) == 0 {
+		less := rehashOrder(fo)
+		sort.SliceStable(part, func(i, j int) bool { return less(&part[i], &part[j]) })
+		if c.fixDuplicates(dir, n, ents, hv, &seed, fo) == 0 {
 			break
 		}
 	}
@@ -201,11 +203,11 @@ func (c *Checker) rebuildDir(dir uint32) error {
 
 // fixDuplicates is duplicate_search_and_fix over sorted entries; it
 // returns how many it fixed.
-func (c *Checker) fixDuplicates(dir uint32, n ondisk.Inode, ents []hashEntry, hv dirhash.Version, seed *[4]uint32) int {
+func (c *Checker) fixDuplicates(dir uint32, n ondisk.Inode, ents []hashEntry, hv dirhash.Version, seed *[4]uint32, fo *casefold.Folder) int {
 	fixed := 0
 	for i := 1; i < len(ents); i++ {
 		e, prev := &ents[i], &ents[i-1]
-		if e.ino == 0 || !bytes.Equal(e.name, prev.name) {
+		if e.ino == 0 || !sameName(fo, e.name, prev.name) {
 			continue
 		}
 		di := &problem.DirentInfo{Ino: e.ino, NameLen: uint8(len(e.name)), Name: e.name}
@@ -232,7 +234,7 @@ func (c *Checker) fixDuplicates(dir uint32, n ondisk.Inode, ents []hashEntry, hv
 		}
 		newName := mutateName(append([]byte(nil), e.name...))
 		for j := 0; j < len(ents); j++ {
-			if j == i || !bytes.Equal(newName, ents[j].name) {
+			if j == i || !sameName(fo, newName, ents[j].name) {
 				continue
 			}
 			newName = mutateName(newName)
@@ -243,7 +245,7 @@ func (c *Checker) fixDuplicates(dir uint32, n ondisk.Inode, ents []hashEntry, hv
 		q.Str = string(newName)
 		if c.fix(q) {
 			e.name = newName
-			e.hash, e.minor, _ = dirhash.Hash(hv, newName, seed)
+			e.hash, e.minor, _ = hashName(fo, hv, newName, seed)
 			fixed++
 		}
 	}

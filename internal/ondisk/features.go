@@ -66,13 +66,12 @@ const (
 	SupportedCompat = CompatDirPrealloc | CompatImagicInodes | CompatHasJournal |
 		CompatExtAttr | CompatResizeInode | CompatDirIndex | CompatSparseSuper2 |
 		CompatFastCommit | CompatStableInodes | CompatOrphanFile
-	// casefold is not checked yet (names in casefolded directories would
-	// need Unicode folding for their hashes), so such filesystems are
-	// refused rather than half-checked.
+	// casefold: names of casefolded directories fold as libext2fs folds
+	// them (internal/casefold) for their hashes and comparisons.
 	SupportedIncompat = IncompatFiletype | IncompatRecover | IncompatMetaBG |
 		IncompatExtents | Incompat64bit | IncompatFlexBG |
 		IncompatEAInode | IncompatCsumSeed | IncompatLargeDir | IncompatInlineData |
-		IncompatEncrypt | IncompatMMP
+		IncompatEncrypt | IncompatMMP | IncompatCasefold
 	SupportedRoCompat = RoCompatSparseSuper | RoCompatLargeFile | RoCompatHugeFile |
 		RoCompatGdtCsum | RoCompatDirNlink | RoCompatExtraIsize | RoCompatQuota |
 		RoCompatBigalloc | RoCompatMetadataCsum | RoCompatReadonly | RoCompatProject |
