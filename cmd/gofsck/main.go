@@ -547,7 +547,7 @@ restart:
 				o.force = true
 			}
 			newChecker := func(nf *fs.FS) *check.Checker { return check.New(nf, snk, copt) }
-			nf, code, ok := recoverJournal(o, ov, f, chk, rep, newChecker, restarted, name, stdout, stderr)
+			nf, code, ok := recoverJournal(o, ov, f, chk, rep, newChecker, restarted, name, stdout, stderr, rc.flush)
 			if !ok {
 				return code
 			}

@@ -42,9 +42,11 @@ func (d *restartDev) Stats() blockdev.Stats {
 // recoverJournal replays the journal of f (needs_recovery is set and the
 // run may write) and returns the filesystem reopened after the recovery,
 // on which the check restarts. newChecker builds a Checker reporting to
-// the run's Reporter. When ok is false the run ends with exit code.
+// the run's Reporter; flush writes what the run has made so far. When ok
+// is false the run ends with exit code.
 func recoverJournal(o *options, ov *blockdev.Overlay, f *fs.FS, chk *check.Checker, rep *problem.Reporter,
-	newChecker func(*fs.FS) *check.Checker, restarted bool, name string, stdout, stderr io.Writer) (nf *fs.FS, code int, ok bool) {
+	newChecker func(*fs.FS) *check.Checker, restarted bool, name string, stdout, stderr io.Writer,
+	flush func() bool) (nf *fs.FS, code int, ok bool) {
 	if restarted {
 		// The flag is still set after a recovery: e2fsck gives up.
 		fmt.Fprintf(stderr, "%s: unable to set superblock flags on %s\n\n", o.prog, name)
@@ -82,10 +84,14 @@ func recoverJournal(o *options, ov *blockdev.Overlay, f *fs.FS, chk *check.Check
 	dev := newRestartDev(ov)
 	rf, err := fs.Open(dev, fs.Options{Superblock: o.superblk, BlockSize: o.blockSize})
 	if err != nil {
+		// e2fsck's recovery is on disk already; its fatal_error finds the
+		// half-opened filesystem not valid.
 		fatal(o, stderr, "%s while trying to re-open %s", describe(err), name)
-		st := rep.Status()
-		st.Aborted = true
-		return nil, st.ExitCode(problem.RunEnd{}), false
+		if !flush() {
+			return nil, problem.ExitError, false
+		}
+		fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
+		return nil, problem.ExitError | problem.ExitUncorrected, false
 	}
 	rchk := newChecker(rf)
 	rchk.FinishRecovery(res.Verdict != check.RecoverOK, errorState, oldKbytes, written>>10)

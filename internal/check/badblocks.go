@@ -48,7 +48,7 @@ var ErrBadBlocksUnsupported = errors.New("updating this bad-block inode is not i
 
 // bbVisitBudget bounds the block pointers one walk of inode 1 may visit
 // (a hostile tree can point at the same mapping blocks again and again).
-const bbVisitBudget = 1 << 24
+const bbVisitBudget = 1 << 20
 
 // inode field offsets written here (ext2_inode).
 const (

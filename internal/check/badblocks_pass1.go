@@ -243,6 +243,7 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 	bbcheck := false
 	// ind holds inode 1's mapping pointers as the scan read them (e2fsck
 	// compares with its scan copy, which the iterator does not change).
+	owners := map[uint64]bbOwner{}
 	var ind [3]uint64
 	for i := range ind {
 		ind[i] = uint64(n.Block(12 + i))
@@ -284,7 +285,7 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 			c.blockFound.Set(cl)
 			return false, false
 		}
-		clr, meta := c.badBlockOwner(ind, p)
+		clr, meta := c.badBlockOwner(ind, p, owners)
 		if meta {
 			bbcheck = true
 			return clr, !clr && c.sink.Aborted()
@@ -303,61 +304,78 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 	}
 }
 
+// bbOwner is what a listed block already in use belongs to: the problem
+// reporting it and the group named.
+type bbOwner struct {
+	code  problem.Code
+	group uint32
+}
+
 // badBlockOwner reports which group metadata a bad block that is already
 // in use belongs to. It returns whether the block is to be taken off the
-// list, and whether it was one of inode 1's own mapping blocks.
-func (c *Checker) badBlockOwner(ind [3]uint64, p problem.Problem) (clear, meta bool) {
+// list, and whether it was one of inode 1's own mapping blocks. owners
+// caches the search (a hostile list may repeat a block many times).
+func (c *Checker) badBlockOwner(ind [3]uint64, p problem.Problem, owners map[uint64]bbOwner) (clear, meta bool) {
+	o, ok := owners[p.Blk]
+	if !ok {
+		o = c.findBadBlockOwner(ind, p.Blk)
+		owners[p.Blk] = o
+	}
+	if o.code == 0 {
+		// An inode-table block: the inode scan handles it.
+		return false, false
+	}
+	p.Code, p.Group = o.code, o.group
+	switch o.code {
+	case problem.PR_1_BAD_PRIMARY_SUPERBLOCK, problem.PR_1_BAD_PRIMARY_GROUP_DESCRIPTOR:
+		return c.fix(p), false
+	case problem.PR_1_BB_BAD_BLOCK, problem.PR_1_IB_BAD_BLOCK:
+		if c.fix(p) {
+			c.markInvalidBitmap(o.group, o.code == problem.PR_1_BB_BAD_BLOCK)
+		}
+		return false, false
+	case problem.PR_1_BBINODE_BAD_METABLOCK:
+		return c.fix(p), true
+	}
+	c.fix(p)
+	return false, false
+}
+
+// findBadBlockOwner is process_bad_block's search, group by group: the
+// superblock and descriptor copies, the bitmaps, the inode table; then
+// inode 1's own mapping blocks. Code 0 means an inode-table block.
+func (c *Checker) findBadBlockOwner(ind [3]uint64, b uint64) bbOwner {
 	f := c.fs
-	b := p.Blk
 	first := f.FirstDataBlock
 	for g := uint32(0); g < f.Groups; g++ {
-		p.Group = g
 		gd := f.Group(g)
 		if f.GroupHasSuper(g) {
 			if b == first {
 				if g == 0 {
-					p.Code = problem.PR_1_BAD_PRIMARY_SUPERBLOCK
-					return c.fix(p), false
+					return bbOwner{problem.PR_1_BAD_PRIMARY_SUPERBLOCK, g}
 				}
-				p.Code = problem.PR_1_BAD_SUPERBLOCK
-				c.fix(p)
-				return false, false
+				return bbOwner{problem.PR_1_BAD_SUPERBLOCK, g}
 			}
 			if b > first && b <= first+uint64(f.DescBlocks) {
 				if g == 0 {
-					p.Code = problem.PR_1_BAD_PRIMARY_GROUP_DESCRIPTOR
-					return c.fix(p), false
+					return bbOwner{problem.PR_1_BAD_PRIMARY_GROUP_DESCRIPTOR, g}
 				}
-				p.Code = problem.PR_1_BAD_GROUP_DESCRIPTORS
-				c.fix(p)
-				return false, false
+				return bbOwner{problem.PR_1_BAD_GROUP_DESCRIPTORS, g}
 			}
 		}
 		if b == gd.BlockBitmap() {
-			p.Code = problem.PR_1_BB_BAD_BLOCK
-			if c.fix(p) {
-				c.markInvalidBitmap(g, true)
-			}
-			return false, false
+			return bbOwner{problem.PR_1_BB_BAD_BLOCK, g}
 		}
 		if b == gd.InodeBitmap() {
-			p.Code = problem.PR_1_IB_BAD_BLOCK
-			if c.fix(p) {
-				c.markInvalidBitmap(g, false)
-			}
-			return false, false
+			return bbOwner{problem.PR_1_IB_BAD_BLOCK, g}
 		}
 		if t := gd.InodeTable(); b >= t && b < t+uint64(f.InodeBlocksPerGroup) {
-			return false, false
+			return bbOwner{0, g}
 		}
 		first += uint64(f.BlocksPerGroup)
 	}
 	if b == ind[0] || b == ind[1] || b == ind[2] {
-		p.Code = problem.PR_1_BBINODE_BAD_METABLOCK
-		return c.fix(p), true
+		return bbOwner{problem.PR_1_BBINODE_BAD_METABLOCK, f.Groups - 1}
 	}
-	p.Group = 0
-	p.Code = problem.PR_1_PROGERR_CLAIMED_BLOCK
-	c.fix(p)
-	return false, false
+	return bbOwner{problem.PR_1_PROGERR_CLAIMED_BLOCK, 0}
 }

@@ -3,7 +3,6 @@ package check
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 
 	"gofsck/internal/journal"
 	"gofsck/internal/ondisk"
@@ -18,31 +17,32 @@ import (
 // When the scan fails (a bad tail before any good one, an unknown record,
 // a head for another transaction), e2fsck's recovery fails before anything
 // is replayed: the journal is emptied with its old sequence and the
-// filesystem checked fully, and gofsck does the same. Applying fast
-// commits (inode, extent range, directory entry records) is not
-// implemented: such a recovery stops before anything is written, as for
-// any fix gofsck does not make.
+// filesystem checked fully, and gofsck does the same. Fast commits found
+// are applied after the normal log (fastcommit_replay.go); what that
+// emulation does not cover stops the recovery before anything is
+// written, as for any fix gofsck does not make.
 
 // fastCommits decides what the fast-commit area means for the recovery
-// of jn: nil when the normal replay goes ahead alone, else the recovery's
-// result (a failed scan, or a replay gofsck cannot make). It is called
-// before anything is written.
-func (c *Checker) fastCommits(j *jnl, jn *journal.Journal) *RecoverResult {
+// of jn: a nil result when the normal replay goes ahead (followed by the
+// fast commits' tags records, applied by replayFastCommits, when tags is
+// not 0), else the recovery's result (a failed scan). It is called before
+// anything is written.
+func (c *Checker) fastCommits(j *jnl, jn *journal.Journal) (res *RecoverResult, tags int) {
 	// e2fsck wraps the log of any fast-commit journal at s_maxlen.
 	jn.WrapLikeE2fsck()
 	if !c.sb.HasCompat(ondisk.CompatFastCommit) || !jn.Format().HasFastCommit() {
 		// No replay callback: the area is not looked at.
-		return nil
+		return nil, 0
 	}
 	scan, err := jn.Scan()
 	if err != nil || scan.Err != nil || scan.Stop == journal.StopEmpty {
 		// The normal replay reports these.
-		return nil
+		return nil, 0
 	}
 	fc, err := jn.ScanFastCommits(scan.EndTid)
 	if err != nil {
 		r := recoverError(err)
-		return &r
+		return &r, 0
 	}
 	switch {
 	case fc.Err != nil:
@@ -52,11 +52,9 @@ func (c *Checker) fastCommits(j *jnl, jn *journal.Journal) *RecoverResult {
 		binary.BigEndian.PutUint32(jsb[jsbStart:], 0)
 		c.writeJournalSuper(j, &jsb)
 		r := recoverError(fc.Err)
-		return &r
-	case fc.Tags > 0:
-		return &RecoverResult{Unsupported: fmt.Sprintf("replaying fast commits: %d records", fc.Tags)}
+		return &r, 0
 	}
-	return nil
+	return nil, fc.Tags
 }
 
 // fcErrnoText is the message of a fast-commit scan failure reported by

@@ -71,12 +71,21 @@ func (c *Checker) RecoverJournal() RecoverResult {
 	if err != nil {
 		return recoverError(err)
 	}
-	if r := c.fastCommits(j, jn); r != nil {
-		return *r
+	fcRes, fcTags := c.fastCommits(j, jn)
+	if fcRes != nil {
+		return *fcRes
 	}
 	res, err := jn.Replay(replayWriter{c})
 	if err != nil {
 		return recoverError(err)
+	}
+	if fcTags > 0 && res.Scan != nil && res.Scan.Err == nil {
+		if err := c.replayFastCommits(jn, fcTags); err != nil {
+			if why, ok := isFCUnsupported(err); ok {
+				return RecoverResult{Unsupported: why}
+			}
+			return RecoverResult{Verdict: RecoverFailed, Msg: err.Error()}
+		}
 	}
 	if werr := c.WriteError(); werr != nil {
 		return RecoverResult{Verdict: RecoverFailed, Msg: werr.Error()}

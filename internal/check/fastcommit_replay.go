@@ -1,0 +1,821 @@
+package check
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"gofsck/internal/bitmap"
+	"gofsck/internal/journal"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/ondisk/jbd2"
+)
+
+// Applying fast commits (e2fsck 1.47.0's ext4_fc_replay, after the normal
+// log's PASS_REPLAY), with the library's semantics:
+//
+//   - at the first record the bitmaps are read (through the descriptors
+//     as e2fsck holds them in memory, that is as opened before the
+//     replay), the superblock is marked with errors and "fast commit
+//     replay" and flushed (primary descriptors written whole, the primary
+//     superblock patched where it differs from the one last written);
+//   - INODE records overwrite the inode (all but i_block, kept unless the
+//     tree header is missing), then i_blocks is recounted as
+//     ext2fs_count_blocks counts it;
+//   - ADD_RANGE and DEL_RANGE edit the inode's extent list (read with
+//     load_extents, which frees the tree's index blocks), marking and
+//     unmarking the bitmap; the list is written back (rewrite_extent_tree,
+//     the library's extent handle allocating from the bitmap) when the
+//     records move on to another inode, at a link and at the tail;
+//   - CREAT and LINK unlink the name (forced) and link it (ext2fs_link on
+//     a linear directory); UNLINK unlinks it;
+//   - at the end the group and superblock counts are recomputed from the
+//     bitmaps, the bitmaps written, the descriptors checksummed and the
+//     superblock state restored and flushed.
+//
+// Whatever this emulation does not cover (bigalloc, meta_bg, htree or
+// inline-data directories, inodes without extents, records that e2fsck
+// would read past their block, library errors) stops the recovery as
+// unsupported before anything reaches the disk.
+
+// errFCUnsupported says why a fast-commit replay is not emulated.
+type errFCUnsupported struct{ why string }
+
+func (e *errFCUnsupported) Error() string { return "fast commit replay: " + e.why }
+
+func fcUnsupported(format string, a ...any) error {
+	return &errFCUnsupported{fmt.Sprintf(format, a...)}
+}
+
+// EXT4_FC_REPLAY, the superblock state bit set while fast commits are
+// applied.
+const stateFCReplay = 0x0020
+
+// fcExt is struct ext2fs_extent in an extent list.
+type fcExt struct {
+	lblk, pblk uint64
+	len        uint32
+	uninit     bool
+}
+
+func (e fcExt) end() uint64  { return e.lblk + uint64(e.len) - 1 }
+func (e fcExt) pend() uint64 { return e.pblk + uint64(e.len) - 1 }
+
+// fcReplay is e2fsck's fc_replay_state during PASS_REPLAY.
+type fcReplay struct {
+	c       *Checker
+	jn      *journal.Journal
+	d       *diskBitmaps
+	orig    []byte // fs->orig_super: the superblock last written
+	state   uint16 // s_state before the replay
+	tags    int    // records left to apply
+	started bool
+	// The extent list of one inode (fc_extent_list).
+	listIno uint32
+	list    []fcExt
+	freed   uint64
+}
+
+// replayFastCommits applies the fast commits counted by the scan (tags
+// records). It returns an *errFCUnsupported when the emulation does not
+// cover them; other errors are device errors.
+func (c *Checker) replayFastCommits(jn *journal.Journal, tags int) error {
+	f := c.fs
+	switch {
+	case f.ClusterBits != 0:
+		return fcUnsupported("bigalloc")
+	case c.sb.HasIncompat(ondisk.IncompatMetaBG):
+		return fcUnsupported("meta_bg")
+	}
+	r := &fcReplay{c: c, jn: jn, tags: tags}
+	l := jn.Layout()
+	buf := make([]byte, f.BlockSize)
+	last := uint64(jn.Superblock().MaxLen())
+	for blk := l.FCFirst; blk <= last; blk++ {
+		if r.started && r.tags == 0 {
+			return r.done()
+		}
+		if err := jn.ReadBlock(blk, buf); err != nil {
+			return fcUnsupported("fast commit block %d unreadable: %v", blk, err)
+		}
+		stop, err := r.block(buf)
+		if err != nil {
+			return err
+		}
+		if stop {
+			return nil
+		}
+	}
+	return fcUnsupported("fast commits run off the journal")
+}
+
+// block is one PASS_REPLAY call of ext4_fc_replay. It reports whether the
+// replay is over.
+func (r *fcReplay) block(b []byte) (bool, error) {
+	if r.tags == 0 {
+		// Nothing to apply (not reached: the caller checks the scan).
+		return true, nil
+	}
+	if !r.started {
+		if err := r.start(); err != nil {
+			return true, err
+		}
+	}
+	le := binary.LittleEndian
+	end := len(b) - 1
+	for cur := 0; cur < end; {
+		if cur+jbd2.FCTagHeaderSize > len(b) {
+			return true, fcUnsupported("record header past the block")
+		}
+		tag := jbd2.FCTag(le.Uint16(b[cur:]))
+		n := int(le.Uint16(b[cur+2:]))
+		val := cur + jbd2.FCTagHeaderSize
+		if r.tags == 0 {
+			return true, r.done()
+		}
+		if val+n > len(b) {
+			return true, fcUnsupported("record past the block")
+		}
+		r.tags--
+		v := b[val : val+n]
+		var err error
+		switch tag {
+		case jbd2.FCCreat, jbd2.FCLink:
+			err = r.linkAndCreate(v)
+		case jbd2.FCUnlink:
+			err = r.unlink(v)
+		case jbd2.FCAddRange:
+			err = r.addRange(v)
+		case jbd2.FCDelRange:
+			err = r.delRange(v)
+		case jbd2.FCInode:
+			err = r.inode(v)
+		case jbd2.FCTail:
+			err = r.flushExtents(0)
+		case jbd2.FCPad, jbd2.FCHead:
+		default:
+			return true, fcUnsupported("unknown record %d", tag)
+		}
+		if err != nil {
+			return true, err
+		}
+		cur = val + n
+	}
+	return false, nil
+}
+
+// start is the first replay call: bitmaps read, the superblock marked as
+// being replayed and flushed.
+func (r *fcReplay) start() error {
+	c := r.c
+	r.started = true
+	r.d = c.loadBitmaps()
+	// The library's allocator and free path work on fs->block_map: the
+	// Checker's allocation helpers are pointed at it (this Checker is
+	// dropped after the recovery).
+	c.blockFound = r.d.blocks
+	c.blockMeta = bitmap.New(r.d.blocks.Len())
+	r.orig = bytes.Clone(c.repair.origSB[:ondisk.SuperblockSize])
+	r.state = c.sb.State()
+	c.sb.SetState(r.state | ondisk.StateError | stateFCReplay)
+	r.flush()
+	return c.WriteError()
+}
+
+// flush is ext2fs_flush with EXT2_FLAG_MASTER_SB_ONLY: s_wtime set, the
+// primary descriptors written, the primary superblock written where it
+// differs from the one last written (write_primary_superblock).
+func (r *fcReplay) flush() {
+	c := r.c
+	f := c.fs
+	sb := c.sb
+	sb.SetWtime(uint32(c.opt.Now.Unix()))
+	sb.SetBlockGroupNr(0)
+	l := f.Layout(0)
+	bs := uint64(f.BlockSize)
+	if l.OldDesc != 0 {
+		c.writeAt(int64(l.OldDesc*bs), f.GDT()[:uint64(f.DescBlocks)*bs])
+	}
+	sb.SetChecksum()
+	cur := sb[:ondisk.SuperblockSize]
+	for i := 0; i < ondisk.SuperblockSize; i += 2 {
+		if cur[i] == r.orig[i] && cur[i+1] == r.orig[i+1] {
+			continue
+		}
+		j := i + 2
+		for j < ondisk.SuperblockSize && (cur[j] != r.orig[j] || cur[j+1] != r.orig[j+1]) {
+			j += 2
+		}
+		c.writeAt(ondisk.SuperblockOffset+int64(i), cur[i:j])
+		i = j
+	}
+	copy(r.orig, cur)
+}
+
+// done is replay_done: counts from the bitmaps, bitmaps written,
+// descriptors checksummed, the state restored, flushed.
+func (r *fcReplay) done() error {
+	c := r.c
+	r.summaryStats()
+	c.writeBitmaps(r.d)
+	r.setGDTCsum()
+	c.sb.SetState(r.state)
+	r.flush()
+	return c.WriteError()
+}
+
+// summaryStats is ext2fs_calculate_summary_stats(fs, 0).
+func (r *fcReplay) summaryStats() {
+	c := r.c
+	f := c.fs
+	d := r.d
+	bpg := uint64(f.BlocksPerGroup)
+	var total, groupFree, count uint64
+	uninit := true
+	g := uint32(0)
+	for blk := f.FirstDataBlock; blk < f.BlocksCount; blk++ {
+		if !d.blocks.Test(blk) {
+			groupFree++
+			total++
+		} else {
+			uninit = false
+		}
+		count++
+		if count == bpg || blk == f.BlocksCount-1 {
+			gd := f.Group(g)
+			gd.SetFreeBlocks(uint32(groupFree))
+			if uninit && blk != f.BlocksCount-1 {
+				gd.SetFlags(gd.Flags() | ondisk.BgBlockUninit)
+			} else {
+				gd.SetFlags(gd.Flags() &^ ondisk.BgBlockUninit)
+			}
+			count, groupFree, uninit = 0, 0, true
+			g++
+		}
+	}
+	c.sb.SetFreeBlocksCount(total)
+	ipg := f.InodesPerGroup
+	var itotal, ifree uint32
+	var lastAlloc, icount uint32
+	g = 0
+	for ino := uint32(1); ino <= f.InodesCount && ino > 0; ino++ {
+		if !d.inodes.Test(uint64(ino)) {
+			ifree++
+			itotal++
+		} else {
+			lastAlloc = ino
+		}
+		icount++
+		if icount == ipg || ino == f.InodesCount {
+			gd := f.Group(g)
+			if lastAlloc != 0 {
+				gd.SetFlags(gd.Flags() &^ ondisk.BgInodeUninit)
+				gd.SetItableUnused(ipg - lastAlloc%ipg)
+			} else {
+				gd.SetFlags(gd.Flags() | ondisk.BgInodeUninit)
+				gd.SetItableUnused(0)
+			}
+			gd.SetFreeInodes(ifree)
+			g++
+			icount, ifree, lastAlloc = 0, 0, 0
+		}
+	}
+	c.sb.SetFreeInodesCount(itotal)
+}
+
+// setGDTCsum is the library's ext2fs_set_gdt_csum over fs->inode_map.
+func (r *fcReplay) setGDTCsum() {
+	c := r.c
+	f := c.fs
+	if !f.GdtCsum {
+		return
+	}
+	ipg := f.InodesPerGroup
+	for g := uint32(0); g < f.Groups; g++ {
+		gd := f.Group(g)
+		if gd.FreeBlocks() == f.BlocksPerGroup && g != f.Groups-1 {
+			gd.SetFlags(gd.Flags() | ondisk.BgBlockUninit)
+		}
+		if gd.FreeInodes() == ipg {
+			gd.SetFlags(gd.Flags() | ondisk.BgInodeUninit)
+			gd.SetItableUnused(ipg)
+		} else {
+			last := ipg // find_last_inode_ingrp: ipg when none is in use
+			base := uint64(g)*uint64(ipg) + 1
+			for i := ipg; i > 0; i-- {
+				if r.d.inodes.Test(base + uint64(i-1)) {
+					last = i
+					break
+				}
+			}
+			gd.SetFlags(gd.Flags() &^ ondisk.BgInodeUninit)
+			gd.SetItableUnused(ipg - last)
+		}
+		gd.UpdateChecksum(f.SB, g)
+	}
+}
+
+// readInode reads inode ino whole (the library's read with checksum
+// errors ignored); false when ino is out of range.
+func (r *fcReplay) readInode(ino uint32) (ondisk.Inode, error) {
+	f := r.c.fs
+	if ino == 0 || ino > f.InodesCount {
+		return nil, fcUnsupported("inode %d out of range", ino)
+	}
+	n := make(ondisk.Inode, f.InodeSize)
+	if err := f.ReadInode(ino, n, make([]byte, f.BlockSize)); err != nil {
+		return nil, fcUnsupported("inode %d unreadable: %v", ino, err)
+	}
+	return n, nil
+}
+
+// inode is ext4_fc_handle_inode.
+func (r *fcReplay) inode(v []byte) error {
+	c := r.c
+	f := c.fs
+	if len(v) < 4 {
+		return fcUnsupported("short inode record")
+	}
+	ino := binary.LittleEndian.Uint32(v)
+	raw := v[4:]
+	ilen := ondisk.GoodOldInodeSize
+	if f.InodeSize > ondisk.GoodOldInodeSize {
+		if len(raw) < ondisk.GoodOldInodeSize+2 {
+			return fcUnsupported("short inode record")
+		}
+		extra := int(binary.LittleEndian.Uint16(raw[0x80:]))
+		if extra < 4 || extra > f.InodeSize-ondisk.GoodOldInodeSize {
+			return fcUnsupported("inode record with i_extra_isize %d", extra)
+		}
+		ilen += extra
+	}
+	if len(raw) < ilen {
+		return fcUnsupported("short inode record")
+	}
+	if err := r.flushExtents(ino); err != nil {
+		return err
+	}
+	n, err := r.readInode(ino)
+	if err != nil {
+		return err
+	}
+	const iBlockOff, iGenerationOff = 0x28, 0x64
+	copy(n[:iBlockOff], raw[:iBlockOff])
+	copy(n[iGenerationOff:ilen], raw[iGenerationOff:ilen])
+	// ext4_fc_replay_fixup_iblocks
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		if ondisk.ExtentHeader(n.IBlock()).Magic() != ondisk.ExtentMagic {
+			h := n.IBlock()[:ondisk.ExtentHeaderSize]
+			clear(h)
+			binary.LittleEndian.PutUint16(h[0:], ondisk.ExtentMagic)
+			binary.LittleEndian.PutUint16(h[4:], 4)
+		}
+	} else if n.Flags()&ondisk.FlagInlineData != 0 {
+		copy(n[iBlockOff:iBlockOff+60], raw[iBlockOff:iBlockOff+60])
+	}
+	r.iblkSet(n, r.countBlocks(n))
+	c.writeInode(ino, n)
+	if n.LinksCount() != 0 {
+		r.d.inodes.Set(uint64(ino))
+	} else {
+		r.d.inodes.Clear(uint64(ino))
+	}
+	return c.WriteError()
+}
+
+// iblkSet is ext2fs_iblk_set.
+func (r *fcReplay) iblkSet(n ondisk.Inode, b uint64) {
+	huge := r.c.sb.HasRoCompat(ondisk.RoCompatHugeFile)
+	if !huge || n.Flags()&ondisk.FlagHugeFile == 0 {
+		b *= uint64(r.c.fs.BlockSize / 512)
+	}
+	binary.LittleEndian.PutUint32(n[0x1C:], uint32(b))
+	if huge {
+		binary.LittleEndian.PutUint16(n[0x74:], uint16(b>>32))
+	}
+}
+
+// countBlocks is ext2fs_count_blocks: the blocks of the leaf extents, plus
+// one for each change of the logical end of the index nodes above the
+// leaf as the walk goes (the root's end, the file size in blocks, counts
+// once). An inode without an extent tree counts 0.
+func (r *fcReplay) countBlocks(n ondisk.Inode) uint64 {
+	f := r.c.fs
+	if allZero(n.IBlock()) {
+		// ext2fs_extent_open2 gives an all-zero i_block an empty root
+		// and the extents flag, in the caller's inode.
+		h := n.IBlock()
+		binary.LittleEndian.PutUint16(h[0:], ondisk.ExtentMagic)
+		binary.LittleEndian.PutUint16(h[4:], 4)
+		n.SetFlags(n.Flags() | ondisk.FlagExtents)
+	}
+	root := ondisk.ExtentHeader(n.IBlock())
+	if n.Flags()&ondisk.FlagExtents == 0 || root.Verify() != nil {
+		return 0
+	}
+	depth := int(root.Depth())
+	if depth > maxExtentLevels {
+		return 0
+	}
+	var count uint64
+	lastEnd := make([]uint64, depth)
+	for i := range lastEnd {
+		lastEnd[i] = ^uint64(0)
+	}
+	ends := make([]uint64, depth+1)
+	ends[0] = (n.Size() + uint64(f.BlockSize) - 1) >> f.BlockBits
+	stopped := false
+	var walk func(h ondisk.ExtentHeader, level int)
+	walk = func(h ondisk.ExtentHeader, level int) {
+		for i := 0; i < int(h.Entries()) && !stopped; i++ {
+			if level == depth {
+				count += uint64(h.Leaf(i).Len)
+				for k := 0; k < depth; k++ {
+					if lastEnd[k] != ends[k] {
+						count++
+						lastEnd[k] = ends[k]
+					}
+				}
+				continue
+			}
+			if i+1 < int(h.Entries()) {
+				ends[level+1] = uint64(h.Idx(i + 1).Lblk)
+			} else {
+				ends[level+1] = ends[level]
+			}
+			buf := make([]byte, f.BlockSize)
+			if err := f.ReadBlock(h.Idx(i).Leaf, buf); err != nil {
+				stopped = true
+				return
+			}
+			ch := ondisk.ExtentHeader(buf)
+			if ch.Verify() != nil || ch.Entries() == 0 || int(ch.Depth()) != depth-level-1 {
+				stopped = true
+				return
+			}
+			walk(ch, level+1)
+		}
+	}
+	walk(root, 0)
+	return count
+}
+
+// flushExtents is ext4_fc_flush_extents: the held extent list is written
+// back unless the next record is for the same inode.
+func (r *fcReplay) flushExtents(ino uint32) error {
+	if r.listIno == ino || r.listIno == 0 {
+		return nil
+	}
+	err := r.rewriteExtentTree()
+	r.listIno, r.list, r.freed = 0, nil, 0
+	return err
+}
+
+// rewriteExtentTree is e2fsck_rewrite_extent_tree.
+func (r *fcReplay) rewriteExtentTree() error {
+	c := r.c
+	ino := r.listIno
+	n, err := r.readInode(ino)
+	if err != nil {
+		return err
+	}
+	if n.Flags()&ondisk.FlagInlineData != 0 {
+		return nil
+	}
+	segs := make([]extSeg, 0, len(r.list))
+	for _, e := range r.list {
+		if e.len == 0 {
+			continue
+		}
+		segs = append(segs, extSeg{lblk: e.lblk, pblk: e.pblk, len: uint64(e.len), uninit: e.uninit})
+	}
+	if err := c.rewriteExtents(ino, n, segs, r.freed); err != nil {
+		return fcUnsupported("rewriting the extents of inode %d: %v", ino, err)
+	}
+	r.iblkSet(n, r.countBlocks(n))
+	c.writeInode(ino, n)
+	return c.WriteError()
+}
+
+// readExtents is ext4_fc_read_extents: the list of ino's extents, read
+// with load_extents (index blocks freed) unless already held.
+func (r *fcReplay) readExtents(ino uint32) error {
+	if r.listIno == ino {
+		return nil
+	}
+	r.listIno = ino
+	n, err := r.readInode(ino)
+	if err != nil {
+		return err
+	}
+	if n.Flags()&ondisk.FlagExtents == 0 {
+		return fcUnsupported("inode %d has no extent tree", ino)
+	}
+	segs, freed, err := r.c.loadExtentList(ino, n, nil)
+	if err != nil {
+		return fcUnsupported("reading the extents of inode %d: %v", ino, err)
+	}
+	r.list = r.list[:0]
+	for _, s := range segs {
+		if s.len >= 1<<32 {
+			return fcUnsupported("extent too long")
+		}
+		r.list = append(r.list, fcExt{lblk: s.lblk, pblk: s.pblk, len: uint32(s.len), uninit: s.uninit})
+	}
+	r.freed = freed
+	return nil
+}
+
+// decodeExtent is ext2fs_decode_extent of a 12-byte on-disk extent.
+func decodeExtent(b []byte) fcExt {
+	le := binary.LittleEndian
+	e := fcExt{
+		lblk: uint64(le.Uint32(b[0:])),
+		len:  uint32(le.Uint16(b[4:])),
+		pblk: uint64(le.Uint32(b[8:])) | uint64(le.Uint16(b[6:]))<<32,
+	}
+	if e.len > extInitMaxLen {
+		e.len -= extInitMaxLen
+		e.uninit = true
+	}
+	return e
+}
+
+// addRange is ext4_fc_handle_add_extent.
+func (r *fcReplay) addRange(v []byte) error {
+	if len(v) < 16 {
+		return fcUnsupported("short add_range record")
+	}
+	ino := binary.LittleEndian.Uint32(v)
+	if err := r.flushExtents(ino); err != nil {
+		return err
+	}
+	if err := r.readExtents(ino); err != nil {
+		return err
+	}
+	r.modify(decodeExtent(v[4:16]), false)
+	return nil
+}
+
+// delRange is ext4_fc_handle_del_range.
+func (r *fcReplay) delRange(v []byte) error {
+	if len(v) < 12 {
+		return fcUnsupported("short del_range record")
+	}
+	le := binary.LittleEndian
+	ino := le.Uint32(v)
+	if err := r.flushExtents(ino); err != nil {
+		return err
+	}
+	if err := r.readExtents(ino); err != nil {
+		return err
+	}
+	r.modify(fcExt{lblk: uint64(le.Uint32(v[4:])), len: le.Uint32(v[8:])}, true)
+	return nil
+}
+
+// markRange sets or clears the bitmap bits of n blocks from b.
+func (r *fcReplay) markRange(b uint64, n uint32, used bool) {
+	f := r.c.fs
+	for i := uint64(0); i < uint64(n); i++ {
+		if b+i >= f.BlocksCount {
+			break
+		}
+		if used {
+			r.d.blocks.Set(b + i)
+		} else {
+			r.d.blocks.Clear(b + i)
+		}
+	}
+}
+
+// modify is ext4_modify_extent_list: a hole is punched for ex, then (when
+// adding) ex added, the list sorted and merged and every extent's blocks
+// marked in use.
+func (r *fcReplay) modify(ex fcExt, del bool) {
+	l := r.list
+	for i := 0; i < len(l); i++ {
+		if l[i].end() < ex.lblk {
+			continue
+		}
+		if l[i].lblk > ex.end() {
+			break
+		}
+		r.markRange(l[i].pblk, l[i].len, false)
+		if l[i].lblk < ex.lblk && l[i].end() > ex.end() {
+			// Split.
+			l = append(l, fcExt{})
+			copy(l[i+2:], l[i+1:])
+			l[i+1] = l[i]
+			off := ex.end() + 1 - l[i].lblk
+			l[i+1].lblk += off
+			l[i+1].pblk += off
+			l[i+1].len -= uint32(off)
+			l[i].len = uint32(ex.lblk - l[i].lblk)
+			break
+		}
+		if ex.lblk <= l[i].lblk && l[i].end() <= ex.end() {
+			l[i].len = 0
+			continue
+		}
+		if l[i].end() > ex.end() {
+			off := ex.end() + 1 - l[i].lblk
+			l[i].lblk += off
+			l[i].pblk += off
+			l[i].len -= uint32(off)
+			break
+		}
+		if ex.end() >= l[i].end() {
+			if ex.lblk > l[i].lblk {
+				l[i].len = uint32(ex.lblk - l[i].lblk)
+			} else {
+				l[i].len = 0
+			}
+		}
+	}
+	if ex.len != 0 && !del {
+		l = append(l, ex)
+	}
+	l = sortAndMerge(l)
+	for _, e := range l {
+		r.markRange(e.pblk, e.len, true)
+	}
+	r.list = l
+}
+
+// sortAndMerge is ex_sort_and_merge, with glibc's merge sort (qsort) and
+// e2fsck's comparators, the first of which is not a total order.
+func sortAndMerge(l []fcExt) []fcExt {
+	if len(l) < 2 {
+		return l
+	}
+	msort(l, func(a, b *fcExt) int {
+		if a.len < b.len {
+			return 1
+		}
+		if a.lblk > b.lblk {
+			return -1
+		}
+		return 0
+	})
+	for i := range l {
+		if l[i].len == 0 {
+			l = l[:i]
+			break
+		}
+	}
+	if len(l) == 0 {
+		return l
+	}
+	msort(l, func(a, b *fcExt) int {
+		switch {
+		case a.lblk < b.lblk:
+			return -1
+		case a.lblk > b.lblk:
+			return 1
+		}
+		return int(int32(a.len - b.len))
+	})
+	for i := 0; i < len(l)-1; {
+		if l[i].end()+1 != l[i+1].lblk || l[i].pend()+1 != l[i+1].pblk || l[i].uninit != l[i+1].uninit {
+			i++
+			continue
+		}
+		l[i].len += l[i+1].len
+		l = append(l[:i+1], l[i+2:]...)
+	}
+	return l
+}
+
+// msort is glibc's msort_with_tmp: top-down merge sort taking from the
+// left run while cmp(left, right) <= 0.
+func msort(a []fcExt, cmp func(a, b *fcExt) int) {
+	tmp := make([]fcExt, len(a))
+	var sortRange func(b []fcExt)
+	sortRange = func(b []fcExt) {
+		n := len(b)
+		if n <= 1 {
+			return
+		}
+		n1 := n / 2
+		b1, b2 := b[:n1], b[n1:]
+		sortRange(b1)
+		sortRange(b2)
+		t := tmp[:0]
+		i, j := 0, 0
+		for i < len(b1) && j < len(b2) {
+			if cmp(&b1[i], &b2[j]) <= 0 {
+				t = append(t, b1[i])
+				i++
+			} else {
+				t = append(t, b2[j])
+				j++
+			}
+		}
+		t = append(t, b1[i:]...)
+		copy(b, t)
+	}
+	sortRange(a)
+}
+
+// dentry decodes struct ext4_fc_dentry_info and the name after it.
+func dentry(v []byte) (parent, ino uint32, name string, err error) {
+	if len(v) < 8 {
+		return 0, 0, "", fcUnsupported("short dentry record")
+	}
+	le := binary.LittleEndian
+	return le.Uint32(v), le.Uint32(v[4:]), string(v[8:]), nil
+}
+
+// linearDir checks that dir is a directory ext2fs_link and ext2fs_unlink
+// handle here: not indexed, no inline data.
+func (r *fcReplay) linearDir(dir uint32) error {
+	n, err := r.readInode(dir)
+	if err != nil {
+		return err
+	}
+	if n.Flags()&(ondisk.FlagIndex|ondisk.FlagInlineData) != 0 || !n.IsDir() {
+		return fcUnsupported("directory %d is indexed, inline or not a directory", dir)
+	}
+	return nil
+}
+
+// unlink is ext4_fc_handle_unlink.
+func (r *fcReplay) unlink(v []byte) error {
+	parent, ino, name, err := dentry(v)
+	if err != nil {
+		return err
+	}
+	if err := r.flushExtents(ino); err != nil {
+		return err
+	}
+	if err := r.linearDir(parent); err != nil {
+		return err
+	}
+	if !r.c.unlinkName(parent, name, ino) {
+		return fcUnsupported("unlinking %q from %d failed", name, parent)
+	}
+	return r.c.WriteError()
+}
+
+// linkAndCreate is ext4_fc_handle_link_and_create.
+func (r *fcReplay) linkAndCreate(v []byte) error {
+	parent, ino, name, err := dentry(v)
+	if err != nil {
+		return err
+	}
+	if err := r.flushExtents(0); err != nil {
+		return err
+	}
+	n, err := r.readInode(ino)
+	if err != nil {
+		return err
+	}
+	var ft uint8
+	switch n.Mode() & ondisk.SIFMT {
+	case ondisk.SIFREG:
+		ft = ondisk.FTRegFile
+	case ondisk.SIFDIR:
+		ft = ondisk.FTDir
+	case ondisk.SIFCHR:
+		ft = ondisk.FTChrdev
+	case ondisk.SIFBLK:
+		ft = ondisk.FTBlkdev
+	case ondisk.SIFLNK:
+		// e2fsck returns EXT2_FT_SYMLINK here without linking.
+		return nil
+	case ondisk.SIFIFO:
+		ft = ondisk.FTFifo
+	case ondisk.SIFSOCK:
+		ft = ondisk.FTSock
+	default:
+		return fcUnsupported("inode %d of unknown type", ino)
+	}
+	if err := r.linearDir(parent); err != nil {
+		return err
+	}
+	r.c.unlinkName(parent, name, 0)
+	if err := r.c.linkName(parent, name, ino, ft, false); err != nil {
+		return fcUnsupported("linking %q into %d: %v", name, parent, err)
+	}
+	return r.c.WriteError()
+}
+
+// isFCUnsupported reports whether err is an *errFCUnsupported.
+func isFCUnsupported(err error) (string, bool) {
+	var e *errFCUnsupported
+	if errors.As(err, &e) {
+		return e.why, true
+	}
+	return "", false
+}
+
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
