@@ -608,7 +608,7 @@ func (r *fcReplay) modify(ex fcExt, del bool) {
 			l = append(l, fcExt{})
 			copy(l[i+2:], l[i+1:])
 			l[i+1] = l[i]
-			off := ex.end() + 1 - l[i].lblk
+			off := cOffset(ex.end() + 1 - l[i].lblk)
 			l[i+1].lblk += off
 			l[i+1].pblk += off
 			l[i+1].len -= uint32(off)
@@ -620,7 +620,7 @@ func (r *fcReplay) modify(ex fcExt, del bool) {
 			continue
 		}
 		if l[i].end() > ex.end() {
-			off := ex.end() + 1 - l[i].lblk
+			off := cOffset(ex.end() + 1 - l[i].lblk)
 			l[i].lblk += off
 			l[i].pblk += off
 			l[i].len -= uint32(off)
@@ -643,6 +643,10 @@ func (r *fcReplay) modify(ex fcExt, del bool) {
 	}
 	r.list = l
 }
+
+// cOffset is e2fsck's int offset: the 64-bit difference truncated to a C
+// int, then added to 64-bit block numbers sign-extended.
+func cOffset(d uint64) uint64 { return uint64(int64(int32(uint32(d)))) }
 
 // sortAndMerge is ex_sort_and_merge, with glibc's merge sort (qsort) and
 // e2fsck's comparators, the first of which is not a total order.
