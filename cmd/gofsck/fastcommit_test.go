@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -214,4 +215,74 @@ func fsyncPath(t *testing.T, path string) {
 	if err := f.Sync(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestFastCommitReplayHostileRecords applies fast commits whose record
+// values were overwritten with random bytes (the tail checksum fixed so
+// that the scan accepts them) from j_recover_fast_commit: gofsck must not
+// panic or hang, must end with one of e2fsck's exit codes (or 8 for a
+// replay it does not emulate, writing nothing), and e2fsck -fn must judge
+// what a completed repair left as gofsck -fn does.
+func TestFastCommitReplayHostileRecords(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	src := filepath.Join(testCorpusDir(t), "j_recover_fast_commit", "image.gz")
+	img := filepath.Join(t.TempDir(), "fc.img")
+	testfs.Decompress(t, src, img)
+	bs := testfs.BlockSize(t, img)
+	fcOff := int64(testfs.Bmap(t, img, "<8>", 1025)) * bs
+	block := testfs.ReadAt(t, img, fcOff, int(bs))
+	// The record values, and the offset of the tail.
+	type span struct{ off, n int }
+	var values []span
+	tail := -1
+	for off := 0; off+4 <= len(block); {
+		tag, n := binary.LittleEndian.Uint16(block[off:]), int(binary.LittleEndian.Uint16(block[off+2:]))
+		if tag == 8 {
+			tail = off
+			break
+		}
+		if tag != 9 && n > 0 {
+			values = append(values, span{off + 4, n})
+		}
+		off += 4 + n
+	}
+	if tail < 0 || len(values) == 0 {
+		t.Fatal("no fast commit to mutate")
+	}
+	seed := uint64(0x5eed)
+	next := func() uint64 {
+		seed ^= seed << 13
+		seed ^= seed >> 7
+		seed ^= seed << 17
+		return seed
+	}
+	for i := 0; i < 60; i++ {
+		b := append([]byte(nil), block...)
+		for k := 0; k < 1+int(next()%6); k++ {
+			v := values[next()%uint64(len(values))]
+			b[v.off+int(next()%uint64(v.n))] = byte(next())
+		}
+		binary.LittleEndian.PutUint32(b[tail+8:], crc32c(b[:tail+8]))
+		gimg := testfs.CopyImage(t, img)
+		testfs.WriteAt(t, gimg, fcOff, b)
+		before := testfs.ReadAt(t, gimg, 0, 1<<21)
+		out, code := runGofsck("-fy", gimg)
+		switch code {
+		case 0, 1, 4, 12:
+			if o, c := testfs.E2fsck(t, gimg, "-fn"); c != 0 && c != 4 {
+				t.Errorf("mutation %d: e2fsck -fn exits %d after the repair:\n%s", i, c, o)
+			}
+		case 8:
+			if !bytes.Equal(before, testfs.ReadAt(t, gimg, 0, 1<<21)) && !strings.Contains(out, "while trying to re-open") {
+				t.Errorf("mutation %d: exit 8 but the image changed:\n%s", i, out)
+			}
+		default:
+			t.Errorf("mutation %d: exit %d:\n%s", i, code, out)
+		}
+	}
+}
+
+// crc32c is the raw crc32c update from 0 that fast-commit tails hold.
+func crc32c(b []byte) uint32 {
+	return ^crc32.Update(^uint32(0), crc32.MakeTable(crc32.Castagnoli), b)
 }

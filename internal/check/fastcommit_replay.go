@@ -75,7 +75,17 @@ type fcReplay struct {
 	listIno uint32
 	list    []fcExt
 	freed   uint64
+	// work counts the bitmap bits the list edits touch: a hostile journal
+	// could make e2fsck's quadratic marking run for hours, gofsck gives
+	// up (as unsupported) past fcWorkLimit.
+	work uint64
 }
+
+// fcWorkLimit bounds fcReplay.work.
+const fcWorkLimit = 1 << 28
+
+// fcNodeLimit bounds the tree nodes countBlocks reads.
+const fcNodeLimit = 1 << 20
 
 // replayFastCommits applies the fast commits counted by the scan (tags
 // records). It returns an *errFCUnsupported when the emulation does not
@@ -426,6 +436,7 @@ func (r *fcReplay) countBlocks(n ondisk.Inode) uint64 {
 	ends := make([]uint64, depth+1)
 	ends[0] = (n.Size() + uint64(f.BlockSize) - 1) >> f.BlockBits
 	stopped := false
+	nodes := 0
 	var walk func(h ondisk.ExtentHeader, level int)
 	walk = func(h ondisk.ExtentHeader, level int) {
 		for i := 0; i < int(h.Entries()) && !stopped; i++ {
@@ -443,6 +454,10 @@ func (r *fcReplay) countBlocks(n ondisk.Inode) uint64 {
 				ends[level+1] = uint64(h.Idx(i + 1).Lblk)
 			} else {
 				ends[level+1] = ends[level]
+			}
+			if nodes++; nodes > fcNodeLimit {
+				stopped = true
+				return
 			}
 			buf := make([]byte, f.BlockSize)
 			if err := f.ReadBlock(h.Idx(i).Leaf, buf); err != nil {
@@ -487,6 +502,9 @@ func (r *fcReplay) rewriteExtentTree() error {
 	for _, e := range r.list {
 		if e.len == 0 {
 			continue
+		}
+		if e.lblk+uint64(e.len) > 1<<32 || e.pblk >= r.c.fs.BlocksCount {
+			return fcUnsupported("extent %d+%d at %d of inode %d outside the file or filesystem", e.lblk, e.len, e.pblk, ino)
 		}
 		segs = append(segs, extSeg{lblk: e.lblk, pblk: e.pblk, len: uint64(e.len), uninit: e.uninit})
 	}
@@ -554,8 +572,7 @@ func (r *fcReplay) addRange(v []byte) error {
 	if err := r.readExtents(ino); err != nil {
 		return err
 	}
-	r.modify(decodeExtent(v[4:16]), false)
-	return nil
+	return r.modify(decodeExtent(v[4:16]), false)
 }
 
 // delRange is ext4_fc_handle_del_range.
@@ -571,13 +588,16 @@ func (r *fcReplay) delRange(v []byte) error {
 	if err := r.readExtents(ino); err != nil {
 		return err
 	}
-	r.modify(fcExt{lblk: uint64(le.Uint32(v[4:])), len: le.Uint32(v[8:])}, true)
-	return nil
+	return r.modify(fcExt{lblk: uint64(le.Uint32(v[4:])), len: le.Uint32(v[8:])}, true)
 }
 
 // markRange sets or clears the bitmap bits of n blocks from b.
 func (r *fcReplay) markRange(b uint64, n uint32, used bool) {
 	f := r.c.fs
+	r.work += uint64(n)
+	if r.work > fcWorkLimit {
+		return
+	}
 	for i := uint64(0); i < uint64(n); i++ {
 		if b+i >= f.BlocksCount {
 			break
@@ -593,7 +613,7 @@ func (r *fcReplay) markRange(b uint64, n uint32, used bool) {
 // modify is ext4_modify_extent_list: a hole is punched for ex, then (when
 // adding) ex added, the list sorted and merged and every extent's blocks
 // marked in use.
-func (r *fcReplay) modify(ex fcExt, del bool) {
+func (r *fcReplay) modify(ex fcExt, del bool) error {
 	l := r.list
 	for i := 0; i < len(l); i++ {
 		if l[i].end() < ex.lblk {
@@ -642,6 +662,10 @@ func (r *fcReplay) modify(ex fcExt, del bool) {
 		r.markRange(e.pblk, e.len, true)
 	}
 	r.list = l
+	if r.work > fcWorkLimit {
+		return fcUnsupported("extent lists too large")
+	}
+	return nil
 }
 
 // cOffset is e2fsck's int offset: the 64-bit difference truncated to a C
