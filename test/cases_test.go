@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"testing"
 
 	"gofsck/internal/ondisk"
 	"gofsck/internal/testfs"
@@ -875,4 +876,75 @@ func casefoldCases() []dcase {
 		do("cf-bad-utf8-htree-rebuild", func(c *cx) { c.cfBadName(); cfRoot(c, 40+8, le32(0xfffffff0)) }),
 		noEffect("noeffect-cf-uid", "sif /cf uid 1234"),
 	}
+}
+
+// ---- -D (optimize directories) ----
+
+// TestOptimizeDirsDifferential runs the corruptions every feature set
+// shares with gofsck -fyD and e2fsck -fyD on several feature sets: the
+// transcripts, exit statuses and repaired images must be the same (except
+// the superblock fields each program stamps for itself).
+func TestOptimizeDirsDifferential(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	testfs.GofsckPath(t)
+	sets := map[string]bool{"ext2": true, "ext3": true, "ext4": true, "ext4-1k": true, "htree": true,
+		"largedir": true, "inline": true, "bigalloc": true, "metabg": true, "ext4-uninit": true}
+	for _, d := range fsDefs() {
+		if !sets[d.name] {
+			continue
+		}
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			base := testfs.MkImage(t, d.spec)
+			for _, dc := range generic(d.name) {
+				img := testfs.CopyImage(t, base)
+				dc.do(&cx{t: t, img: img})
+				gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+				gout, gexit := testfs.Gofsck(t, gimg, "-fyD")
+				eout, eexit := testfs.E2fsckInPlace(t, eimg, "-fyD")
+				if !strings.Contains(eout, "Pass 3A: Optimizing directories") {
+					t.Errorf("%s: e2fsck -fyD did not optimize:\n%s", dc.name, eout)
+				}
+				g, e := transcript(gout, gimg), transcript(eout, eimg)
+				if gexit != eexit || g != e {
+					t.Errorf("%s: -fyD exit %d, e2fsck %d; %s\n--- e2fsck:\n%s--- gofsck:\n%s",
+						dc.name, gexit, eexit, firstDiffLine(e, g), e, g)
+					continue
+				}
+				if off, ok := sameRepairedBytes(t, gimg, eimg); !ok {
+					t.Errorf("%s: -fyD images differ first at byte %d", dc.name, off)
+				}
+			}
+		})
+	}
+}
+
+// sameRepairedBytes compares two repaired images byte for byte except the
+// primary superblock's s_wtime, s_lastcheck, s_kbytes_written, the high
+// bytes of those times and s_checksum, which each program sets from its
+// own clock and counters. It returns the first differing offset.
+func sameRepairedBytes(t *testing.T, a, b string) (int, bool) {
+	t.Helper()
+	da, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(da) != len(db) {
+		return min(len(da), len(db)), false
+	}
+	for _, r := range [][2]int{{0x30, 4}, {0x40, 4}, {0x178, 8}, {0x274, 4}, {0x3FC, 4}} {
+		o := ondisk.SuperblockOffset + r[0]
+		clear(da[o : o+r[1]])
+		clear(db[o : o+r[1]])
+	}
+	for i := range da {
+		if da[i] != db[i] {
+			return i, false
+		}
+	}
+	return 0, true
 }

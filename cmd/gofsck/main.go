@@ -71,6 +71,8 @@ type options struct {
 	// true when reporting starts on (-C given with fd >= 0).
 	progressFd int
 	progressOn bool
+	// optimizeDirs is -D: rebuild every directory (pass 3A).
+	optimizeDirs bool
 	// extJournal is the external journal device found for the run.
 	extJournal *extJournal
 	// bb holds -c, -k, -l and -L (badblocks.go).
@@ -154,8 +156,7 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 		case 'c', 'l', 'L', 'k':
 			o.bb.option(op.Name, op.Arg)
 		case 'D':
-			fmt.Fprintf(stderr, "%s: option -%c is not implemented in this version of gofsck\n", o.prog, op.Name)
-			return o, problem.ExitError, false
+			o.optimizeDirs = true
 		case 'C':
 			fd, on, ok := parseProgressFd(op.Arg, o, stderr)
 			if !ok {
@@ -180,6 +181,10 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	o.ext = x
 	if o.modeCount > 1 {
 		fmt.Fprintf(stderr, "%s: Only one of the options -p/-a, -n or -y may be specified.\n", o.prog)
+		return o, problem.ExitError, false
+	}
+	if o.optimizeDirs && o.mode == problem.ModeNo {
+		fmt.Fprintf(stderr, "%s: The -n and -D options are incompatible.\n", o.prog)
 		return o, problem.ExitError, false
 	}
 	if code, ok := o.bb.validate(o, stderr); !ok {
@@ -488,7 +493,7 @@ restart:
 	}
 	ropt := problem.Options{Mode: o.mode, Err: stderr, Device: name}
 	if o.mode == problem.ModeInteractive {
-		ropt.In = os.Stdin
+		ropt.In = ttyReader{os.Stdin} // tty.go
 	}
 	if ov != nil {
 		ropt.CanFix = check.CanFix
@@ -503,6 +508,7 @@ restart:
 	copt.Force = o.force
 	copt.CheckEncoding = o.ext.checkEncoding
 	copt.Preen = o.preen
+	copt.OptimizeDirs = o.optimizeDirs
 	copt.Progress = prog
 	// The reporter names inodes through the checker, which reports to the
 	// reporter: build the checker first with a placeholder sink.

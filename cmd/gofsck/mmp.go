@@ -58,15 +58,15 @@ type mmpRun struct {
 	o       *options
 	ctx     context.Context
 	f       *fs.FS
-	rfd     *os.File        // reads: O_DIRECT on a block device
-	wfd     *os.File        // writes (nil with -n)
-	raw     []byte          // aligned read buffer (one block)
-	off     int64           // byte offset of the MMP block
-	checked bool            // e2fsck_check_mmp has run
-	started bool            // the start protocol succeeded; stop is due
-	buf     ondisk.MMP      // what was written last (mmp_buf)
-	orig    []byte          // the structure as found at the first read
-	last    time.Time       // time of the last write
+	rfd     *os.File   // reads: O_DIRECT on a block device
+	wfd     *os.File   // writes (nil with -n)
+	raw     []byte     // aligned read buffer (one block)
+	off     int64      // byte offset of the MMP block
+	checked bool       // e2fsck_check_mmp has run
+	started bool       // the start protocol succeeded; stop is due
+	buf     ondisk.MMP // what was written last (mmp_buf)
+	orig    []byte     // the structure as found at the first read
+	last    time.Time  // time of the last write
 	host    []byte
 	// discarded reports whether the run ends writing nothing (a fix
 	// gofsck does not implement, a cancelled run).

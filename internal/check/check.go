@@ -50,6 +50,8 @@ type Options struct {
 	// Preen is -p/-a (e2fsck's E2F_OPT_PREEN), for the few messages only
 	// a preening run prints.
 	Preen bool
+	// OptimizeDirs is -D: every directory is rebuilt in pass 3A.
+	OptimizeDirs bool
 	// ExternalJournal is the -j path of an external journal device.
 	ExternalJournal string
 	// JournalDev, when set, is the external journal device already opened

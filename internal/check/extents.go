@@ -446,6 +446,9 @@ func (c *Checker) unalignedCluster(w *blockWalk, pblk, lblk uint64) bool {
 
 // shouldRebuildExtents offers pass-1E optimisation as e2fsck does.
 func (c *Checker) shouldRebuildExtents(x *extentScan) {
+	if x.w.isDir && c.optimizeAll() {
+		return // rebuilt in pass 3A (-D)
+	}
 	if c.opt.ConvertBmap {
 		c.convertBmapLater(x.w)
 		return

@@ -290,7 +290,7 @@ func (c *Checker) checkBlockBitmaps(d *diskBitmaps) {
 		if !diffs.any {
 			break
 		}
-		if fix, _ := c.sink.EndLatch(problem.LatchBBitmap); !fix || !c.repairing() {
+		if fix, _ := c.sink.EndLatch(problem.LatchBBitmap); !fix || !c.repairing() || answeredAll(c.sink) {
 			break
 		}
 		d.blocks = c.blockFound.CloneLen(d.blocks.Len())
@@ -374,7 +374,7 @@ func (c *Checker) checkInodeBitmaps(d *diskBitmaps) {
 		if !diffs.any {
 			break
 		}
-		if fix, _ := c.sink.EndLatch(problem.LatchIBitmap); !fix || !c.repairing() {
+		if fix, _ := c.sink.EndLatch(problem.LatchIBitmap); !fix || !c.repairing() || answeredAll(c.sink) {
 			break
 		}
 		d.inodes = c.inodeUsed.CloneLen(d.inodes.Len())

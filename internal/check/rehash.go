@@ -39,8 +39,19 @@ var (
 // queueLinearDirs is the end of e2fsck's check_blocks for directories in a
 // writable run with dir_index: a directory without INDEX_FL whose i_size
 // spans three blocks or more is rebuilt in pass 3A, except /lost+found (as
-// found before pass 1 scans).
+// found before pass 1 scans). With -D every directory is (e2fsck's
+// E2F_OPT_COMPRESS_DIRS, for which e2fsck_dir_will_be_rehashed is always
+// true).
 func (c *Checker) queueLinearDirs() {
+	if c.optimizeAll() {
+		if c.rehash == nil {
+			c.rehash = map[uint32]bool{}
+		}
+		for i := range c.dirs {
+			c.rehash[c.dirs[i].ino] = true
+		}
+		return
+	}
 	if !c.repairing() || !c.sb.HasCompat(ondisk.CompatDirIndex) {
 		return
 	}
@@ -66,6 +77,9 @@ func (c *Checker) queueLinearDirs() {
 		c.rehash[ino] = true
 	}
 }
+
+// optimizeAll reports whether every directory is rebuilt (-D).
+func (c *Checker) optimizeAll() bool { return c.opt.OptimizeDirs && c.repairing() }
 
 // rehashDir is e2fsck_rehash_dir for one queued directory; a read-only
 // run only reports the duplicate names.
@@ -198,7 +212,10 @@ func (c *Checker) rebuildDir(dir uint32) error {
 			return err
 		}
 	}
-	return c.writeDirectory(dir, n, osize, out, compress)
+	if err := c.writeDirectory(dir, n, osize, out, compress); err != nil {
+		return err
+	}
+	return c.rehashCheckExtents(dir) // optimize.go
 }
 
 // fixDuplicates is duplicate_search_and_fix over sorted entries; it

@@ -146,6 +146,10 @@ type Reporter struct {
 	status    Status
 	depth     int    // nesting of latch questions and chained problems
 	answered  string // the answer text ask printed last (for Observe)
+
+	// lastAll: the current problem's question was answered 'a' (e2fsck's
+	// ask_yn returns 2 then, which some callers do not take as yes).
+	lastAll bool
 }
 
 var _ Fixer = (*Reporter)(nil)
@@ -370,6 +374,7 @@ func (r *Reporter) fix(p Problem) int {
 
 	d := &defs[i]
 	r.counts[i]++
+	r.lastAll = false
 	preen := r.opts.Mode == ModePreen
 	def := r.defaultAnswer(d)
 	if r.wouldFixUnsupported(d, def) {
@@ -593,6 +598,7 @@ func (r *Reporter) askYN(prompt string, def bool) bool {
 			answer, all = true, true
 			r.yesStreak = -1
 			r.yesToAll = true
+			r.lastAll = true
 		case 27, ' ', '\n':
 			r.yesStreak = -1
 		default:
@@ -611,6 +617,11 @@ func (r *Reporter) askYN(prompt string, def bool) bool {
 	r.answered = q + word
 	return answer
 }
+
+// AnsweredAll reports whether the last problem reported was answered 'a'
+// (yes to all) at its interactive question. e2fsck's fix_problem returns 2
+// for that answer, and pass 5 applies a bitmap fix only on 1.
+func (r *Reporter) AnsweredAll() bool { return r.lastAll }
 
 // PreenHalt is preenHalt for checks outside the problem table (the
 // command's reading of the bad-block inode).

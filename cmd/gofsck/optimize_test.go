@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gofsck/internal/testfs"
+)
+
+// optimizeTree has directories of every size: one spanning many blocks
+// (indexed by -D when the filesystem has dir_index), one of a few blocks,
+// small and empty ones, and a deep one.
+func optimizeTree(tr *testfs.Tree) {
+	tr.ManyFiles("big", 700)
+	tr.ManyFiles("mid", 70)
+	tr.File("small/a", 10)
+	tr.File("small/sub/b", 5000)
+	tr.Dir("empty")
+	tr.File("d1/d2/d3/d4/leaf", 1)
+}
+
+// TestOptimizeDirsMatchesE2fsck: gofsck -fyD rebuilds every directory in
+// pass 3A as e2fsck -fyD does (htree for the big ones with dir_index,
+// packed linear blocks otherwise): same transcript, exit status and bytes,
+// except the superblock fields each program stamps. -D with a damaged
+// directory and with -p too.
+func TestOptimizeDirsMatchesE2fsck(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	specs := map[string]testfs.Spec{
+		"ext4":        {FSType: "ext4", Size: 16 << 20, Populate: optimizeTree},
+		"ext4-1k":     {FSType: "ext4", Size: 16 << 20, BlockSize: 1024, Populate: optimizeTree},
+		"ext2":        {FSType: "ext2", Size: 16 << 20, BlockSize: 1024, Populate: optimizeTree},
+		"ext3":        {FSType: "ext3", Size: 16 << 20, BlockSize: 1024, Populate: optimizeTree},
+		"ext4-nocsum": {FSType: "ext4", Size: 16 << 20, Features: "^metadata_csum,uninit_bg", Populate: optimizeTree},
+		"no-dirindex": {FSType: "ext4", Size: 16 << 20, Features: "^dir_index", Populate: optimizeTree},
+		"inline":      {FSType: "ext4", Size: 16 << 20, Features: "inline_data", Populate: optimizeTree},
+		"largedir":    {FSType: "ext4", Size: 16 << 20, BlockSize: 1024, Features: "large_dir", Populate: optimizeTree},
+	}
+	damages := map[string][]string{
+		"clean":     nil,
+		"dir-links": {"sif /mid links_count 9"},
+		"unlinked":  {"unlink /small/a"},
+	}
+	for name, spec := range specs {
+		base := testfs.MkImage(t, spec)
+		for dname, dmg := range damages {
+			img := testfs.CopyImage(t, base)
+			if dmg != nil {
+				testfs.Debugfs(t, img, dmg...)
+			}
+			for _, mode := range []string{"-fyD", "-fpD"} {
+				compareOptimize(t, fmt.Sprintf("%s/%s %s", name, dname, mode), img, mode)
+			}
+		}
+	}
+}
+
+// TestOptimizeDirsKernelImage: the same on directories the kernel made
+// (an htree grown by ext4, entries deleted from it, leaving holes).
+func TestOptimizeDirsKernelImage(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := testfs.KernelImage(t, 32<<20, []string{"-t", "ext4", "-b", "1024"}, func(mnt string) {
+		for _, d := range []string{"big", "few", "gone"} {
+			if err := os.MkdirAll(filepath.Join(mnt, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 900 {
+			p := filepath.Join(mnt, "big", fmt.Sprintf("entry-%04d-%s", i, strings.Repeat("x", i%40)))
+			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if i%3 == 0 {
+				os.WriteFile(filepath.Join(mnt, "gone", fmt.Sprintf("g%d", i)), nil, 0o644)
+			}
+		}
+		for i := range 900 {
+			if i%2 == 0 {
+				os.Remove(filepath.Join(mnt, "big", fmt.Sprintf("entry-%04d-%s", i, strings.Repeat("x", i%40))))
+			}
+			if i%3 == 0 {
+				os.Remove(filepath.Join(mnt, "gone", fmt.Sprintf("g%d", i)))
+			}
+		}
+		os.WriteFile(filepath.Join(mnt, "few", "one"), []byte("1"), 0o644)
+	})
+	compareOptimize(t, "kernel -fyD", img, "-fyD")
+}
+
+// compareOptimize runs gofsck and e2fsck with mode on copies of img and
+// requires the same transcript, exit status and image.
+func compareOptimize(t *testing.T, name, img, mode string) {
+	t.Helper()
+	gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+	gout, gcode := runGofsck(mode, gimg)
+	eout, ecode := testfs.E2fsckInPlace(t, eimg, mode)
+	if !strings.Contains(eout, "Pass 3A: Optimizing directories") && !strings.Contains(mode, "p") {
+		t.Fatalf("%s: e2fsck did not optimize:\n%s", name, eout)
+	}
+	if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode {
+		t.Errorf("%s: exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", name, gcode, ecode, e, g)
+		return
+	}
+	compareImages(t, name, gimg, eimg)
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"gofsck/internal/testfs"
+)
+
+// openPTY opens a pseudo-terminal pair (posix_openpt, unlockpt, ptsname).
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	fd := int(m.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		t.Fatalf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		t.Fatalf("ptsname: %v", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		t.Fatalf("open pts: %v", err)
+	}
+	return m, s
+}
+
+// runOnPTY runs prog with args on a new terminal and, each time the output
+// ends with a question ("? "), types the next answer. It returns what the
+// terminal showed (CR LF turned into LF), the exit status and the answers
+// left over.
+func runOnPTY(t *testing.T, prog string, answers string, args ...string) (string, int, string) {
+	t.Helper()
+	master, slave := openPTY(t)
+	defer master.Close()
+	cmd := exec.Command(prog, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	env := testfs.Env(t)
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "E2FSPROGS_FAKE_TIME=") {
+			out = append(out, kv)
+		}
+	}
+	cmd.Env = out
+	if err := cmd.Start(); err != nil {
+		slave.Close()
+		t.Fatal(err)
+	}
+	slave.Close()
+
+	var mu sync.Mutex
+	var shown bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			mu.Lock()
+			shown.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// Answer each new question once its prompt is on the screen.
+	asked := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case <-done:
+			goto finished
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("%s did not finish; screen:\n%s", prog, shown.String())
+		}
+		mu.Lock()
+		s := shown.String()
+		mu.Unlock()
+		if q := strings.Count(s, "? "); q > asked && strings.HasSuffix(s, "? ") {
+			asked = q
+			a := byte('\n')
+			if answers != "" {
+				a, answers = answers[0], answers[1:]
+			}
+			if _, err := master.Write([]byte{a}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+finished:
+	err := cmd.Wait()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(shown.String(), "\r\n", "\n"), code, answers
+}
+
+// TestInteractiveOnTerminal runs gofsck and e2fsck without -n, -y or -p on
+// a real terminal (a pseudo-terminal), answering the same keys at the same
+// questions: 'y', then 'n', then 'a' (yes to all). What the terminal shows,
+// the exit status and the repaired image must be the same; the answers are
+// single keys, not lines, and are not echoed, as e2fsck's ask_yn arranges.
+func TestInteractiveOnTerminal(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	gofsck := testfs.GofsckPath(t)
+	e2fsck, err := exec.LookPath("e2fsck")
+	if err != nil {
+		e2fsck = "/sbin/e2fsck"
+	}
+	base := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 16 << 20, Populate: populate})
+	// Problems in passes 1, 2, 4 and 5, each with its own question.
+	testfs.Debugfs(t, base, "sif /a/one links_count 5", "sif /a/two size 1", "clri /many/f0007",
+		"freeb 300 4", "sif /many mtime 20300101000000")
+	for _, answers := range []string{"yyyyyyyyy", "yna", "nnyy", "a", "ynynynyn"} {
+		gimg, eimg := testfs.CopyImage(t, base), testfs.CopyImage(t, base)
+		gout, gcode, gleft := runOnPTY(t, gofsck, answers, "-f", gimg)
+		eout, ecode, eleft := runOnPTY(t, e2fsck, answers, "-f", eimg)
+		if len(eleft) == len(answers) {
+			t.Fatalf("%q: e2fsck asked nothing:\n%s", answers, eout)
+		}
+		if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode || gleft != eleft {
+			t.Errorf("%q: exit %d vs e2fsck %d, answers left %q vs %q; terminal differs:\n--- e2fsck\n%s--- gofsck\n%s",
+				answers, gcode, ecode, gleft, eleft, e, g)
+			continue
+		}
+		compareImages(t, "interactive "+answers, gimg, eimg)
+	}
+}
