@@ -131,6 +131,25 @@ func TestFastCommitKernelJournalsMatchE2fsck(t *testing.T) {
 			}
 			writeSync(t, filepath.Join(d, "last"), 100, false)
 		},
+		// Names added to and removed from an indexed directory (the
+		// fast commits' dentry records go through dx_link).
+		"htree-fc": func(t *testing.T, mnt string) {
+			d := filepath.Join(mnt, "d")
+			for i := 0; i < 300; i++ {
+				if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("name-%04d-padding", i)), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			syncFS(t, mnt)
+			for i := 0; i < 300; i += 7 {
+				if err := os.Remove(filepath.Join(d, fmt.Sprintf("name-%04d-padding", i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := 0; i < 12; i++ {
+				writeSync(t, filepath.Join(d, fmt.Sprintf("new-%d", i)), 2000, false)
+			}
+		},
 		"link-rename-mkdir": func(t *testing.T, mnt string) {
 			a := filepath.Join(mnt, "d", "a")
 			writeSync(t, a, 9000, false)
@@ -149,7 +168,7 @@ func TestFastCommitKernelJournalsMatchE2fsck(t *testing.T) {
 			fsyncPath(t, filepath.Join(mnt, "d", "sub"))
 		},
 	}
-	for _, name := range []string{"create-append", "mixed-fc", "truncate-unlink", "link-rename-mkdir"} {
+	for _, name := range []string{"create-append", "mixed-fc", "htree-fc", "truncate-unlink", "link-rename-mkdir"} {
 		for _, bs := range []string{"1024", "4096"} {
 			t.Run(name+"-"+bs, func(t *testing.T) {
 				copyPath := filepath.Join(t.TempDir(), "mounted-copy.img")

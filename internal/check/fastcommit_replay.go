@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"gofsck/internal/bitmap"
+	"gofsck/internal/dirhash"
 	"gofsck/internal/journal"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/ondisk/jbd2"
@@ -29,15 +30,16 @@ import (
 //     the library's extent handle allocating from the bitmap) when the
 //     records move on to another inode, at a link and at the tail;
 //   - CREAT and LINK unlink the name (forced) and link it (ext2fs_link on
-//     a linear directory); UNLINK unlinks it;
+//     a linear directory, or dx_link into the leaf the name hashes to);
+//     UNLINK unlinks it;
 //   - at the end the group and superblock counts are recomputed from the
 //     bitmaps, the bitmaps written, the descriptors checksummed and the
 //     superblock state restored and flushed.
 //
-// Whatever this emulation does not cover (bigalloc, meta_bg, htree or
-// inline-data directories, inodes without extents, records that e2fsck
-// would read past their block, library errors) stops the recovery as
-// unsupported before anything reaches the disk.
+// Whatever this emulation does not cover (bigalloc, meta_bg, inline-data
+// or casefolded directories, a full htree leaf, inodes without extents,
+// records that e2fsck would read past their block, library errors) stops
+// the recovery as unsupported before anything reaches the disk.
 
 // errFCUnsupported says why a fast-commit replay is not emulated.
 type errFCUnsupported struct{ why string }
@@ -756,17 +758,117 @@ func dentry(v []byte) (parent, ino uint32, name string, err error) {
 	return le.Uint32(v), le.Uint32(v[4:]), string(v[8:]), nil
 }
 
-// linearDir checks that dir is a directory ext2fs_link and ext2fs_unlink
-// handle here: not indexed, no inline data.
-func (r *fcReplay) linearDir(dir uint32) error {
+// replayDir checks that dir is a directory whose entries ext2fs_link and
+// ext2fs_unlink find in blocks (no inline data, no casefolding) and
+// returns its inode.
+func (r *fcReplay) replayDir(dir uint32) (ondisk.Inode, error) {
 	n, err := r.readInode(dir)
+	if err != nil {
+		return nil, err
+	}
+	if n.Flags()&(ondisk.FlagInlineData|ondisk.FlagCasefold) != 0 || !n.IsDir() {
+		return nil, fcUnsupported("directory %d is inline, casefolded or not a directory", dir)
+	}
+	return n, nil
+}
+
+// dxLink is the library's dx_link when the leaf the name hashes to has
+// room: dx_lookup walks the index by the name's hash and link_proc runs
+// over that leaf. A full leaf (which the library splits, growing the
+// directory) is not emulated.
+func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, ft uint8) error {
+	c := r.c
+	f := c.fs
+	bs := f.BlockSize
+	lblks, pblks := c.dirDataBlocks(n, 1<<20)
+	bmap := func(l uint64) (uint64, bool) {
+		for i, x := range lblks {
+			if uint64(x) == l {
+				return pblks[i], pblks[i] < f.BlocksCount
+			}
+		}
+		return 0, false
+	}
+	buf := make([]byte, bs)
+	read := func(l uint64) (uint64, error) {
+		pb, ok := bmap(l)
+		if !ok || f.ReadBlock(pb, buf) != nil {
+			return 0, fcUnsupported("directory %d block %d unreadable", dir, l)
+		}
+		return pb, nil
+	}
+	if _, err := read(0); err != nil {
+		return err
+	}
+	const rootOff = 24
+	alg := dirhash.Version(buf[rootOff+4])
+	if alg != dirhash.Legacy && alg != dirhash.HalfMD4 && alg != dirhash.TEA {
+		return fcUnsupported("directory %d hash version %d", dir, alg)
+	}
+	if c.sb.Flags()&ondisk.FlagUnsignedHash != 0 {
+		alg = alg.Unsigned()
+	}
+	levels := int(buf[rootOff+6])
+	maxLevels := 2
+	if c.sb.HasIncompat(ondisk.IncompatLargeDir) {
+		maxLevels = 3
+	}
+	if levels >= maxLevels {
+		return fcUnsupported("directory %d index too deep", dir)
+	}
+	seed := c.sb.HashSeed()
+	hash, _, err := dirhash.Hash(alg, []byte(name), &seed)
+	if err != nil {
+		return fcUnsupported("hashing %q: %v", name, err)
+	}
+	le := binary.LittleEndian
+	var leaf uint64
+	for level := 0; level <= levels; level++ {
+		if level > 0 {
+			if _, err := read(leaf); err != nil {
+				return err
+			}
+		}
+		off, ok := dxCountOffset(bs, buf)
+		if !ok {
+			return fcUnsupported("directory %d index block unreadable", dir)
+		}
+		limit, count, _ := ondisk.DxCountLimit(buf, off)
+		if count == 0 || count > limit {
+			return fcUnsupported("directory %d index corrupted", dir)
+		}
+		// dx_search_entry: the last entry whose hash is not above the
+		// name's (entry 0 has none).
+		p, q := 1, count-1
+		for p <= q {
+			m := p + (q-p)/2
+			if le.Uint32(buf[off+m*ondisk.DxEntrySize:]) > hash {
+				q = m - 1
+			} else {
+				p = m + 1
+			}
+		}
+		at := off + (p-1)*ondisk.DxEntrySize
+		leaf = uint64(le.Uint32(buf[at+4:]) & 0x0fffffff)
+	}
+	pb, err := read(leaf)
 	if err != nil {
 		return err
 	}
-	if n.Flags()&(ondisk.FlagIndex|ondisk.FlagInlineData) != 0 || !n.IsDir() {
-		return fcUnsupported("directory %d is indexed, inline or not a directory", dir)
+	if !c.sb.HasIncompat(ondisk.IncompatFiletype) {
+		ft = 0
 	}
-	return nil
+	done, changed, lerr := linkInBlock(buf, bs, f.MetadataCsum, name, ino, ft)
+	if changed {
+		c.writeDirBlock(pb, buf, dir)
+	}
+	switch {
+	case lerr != nil:
+		return fcUnsupported("linking %q into %d: %v", name, dir, lerr)
+	case !done:
+		return fcUnsupported("htree leaf of directory %d full", dir)
+	}
+	return c.WriteError()
 }
 
 // unlink is ext4_fc_handle_unlink.
@@ -778,7 +880,7 @@ func (r *fcReplay) unlink(v []byte) error {
 	if err := r.flushExtents(ino); err != nil {
 		return err
 	}
-	if err := r.linearDir(parent); err != nil {
+	if _, err := r.replayDir(parent); err != nil {
 		return err
 	}
 	if !r.c.unlinkName(parent, name, ino) {
@@ -820,10 +922,19 @@ func (r *fcReplay) linkAndCreate(v []byte) error {
 	default:
 		return fcUnsupported("inode %d of unknown type", ino)
 	}
-	if err := r.linearDir(parent); err != nil {
+	if _, err := r.replayDir(parent); err != nil {
 		return err
 	}
 	r.c.unlinkName(parent, name, 0)
+	// ext2fs_link reads the directory again (the unlink may have
+	// rewritten a block, not the inode).
+	dn, err := r.readInode(parent)
+	if err != nil {
+		return err
+	}
+	if dn.Flags()&ondisk.FlagIndex != 0 {
+		return r.dxLink(parent, dn, name, ino, ft)
+	}
 	if err := r.c.linkName(parent, name, ino, ft, false); err != nil {
 		return fcUnsupported("linking %q into %d: %v", name, parent, err)
 	}
