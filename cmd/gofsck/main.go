@@ -491,7 +491,8 @@ restart:
 	if code, ok := unsupportedEncoding(o, f, name, stdout, stderr); !ok {
 		return code
 	}
-	ropt := problem.Options{Mode: o.mode, Err: stderr, Device: name}
+	ropt := problem.Options{Mode: o.mode, Err: stderr, Device: name,
+		BackupSuper: uint64(f.SB.BlocksPerGroup()) + f.FirstDataBlock}
 	if o.mode == problem.ModeInteractive {
 		ropt.In = ttyReader{os.Stdin} // tty.go
 	}
@@ -519,6 +520,11 @@ restart:
 		copt.Passes = o.report.observer(copt.Passes)
 	}
 	rep := problem.NewReporter(stdout, ropt)
+	if f.Backup {
+		// Checking from a backup superblock, e2fsck does not suggest one
+		// before relocating group metadata.
+		rep.SetLatchState(problem.LatchReloc, problem.LatchStateLatched, 0)
+	}
 	snk := &sink{Reporter: rep, prog: o.prog, dev: name, stderr: stderr}
 	copt.Passes = mmp.passes(f, copt.Passes, rep, stdout)
 	chk = check.New(f, snk, copt)

@@ -177,6 +177,14 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 // metadata_csum a checksum failure is an error.
 func (c *Checker) readBBInode() (ondisk.Inode, string) {
 	f := c.fs
+	// Group 0's inode table missing (zeroed to be relocated) or outside
+	// the filesystem.
+	switch t := f.Group(0).InodeTable(); {
+	case t == 0:
+		return nil, errMissingITable
+	case t < f.FirstDataBlock || t+uint64(f.InodeBlocksPerGroup)-1 >= f.BlocksCount:
+		return nil, errBadITable
+	}
 	buf := make([]byte, f.InodeSize)
 	if err := f.ReadInode(ondisk.BadBlocksIno, buf, make([]byte, f.BlockSize)); err != nil {
 		return nil, "Attempt to read block from filesystem resulted in short read"

@@ -269,13 +269,20 @@ func (c *Checker) markGroupMetadata() {
 	}
 	// markBitmap marks a group's bitmap block, reporting conflict when
 	// another group's metadata already holds it.
-	markBitmap := func(g uint32, b uint64, conflict problem.Code) {
+	// A repair relocates what conflicts (relocate.go) and leaves the
+	// block to its first owner.
+	markBitmap := func(g uint32, b uint64, conflict problem.Code, what uint8) {
 		if b == 0 || b >= f.BlocksCount {
 			return
 		}
 		cl := f.ClusterOf(b)
 		if c.blockFound.Test(cl) && f.ClusterBits == 0 {
-			c.fix(problem.Problem{Code: conflict, Group: g, Blk: b})
+			if c.fix(problem.Problem{Code: conflict, Group: g, Blk: b}) && c.repairing() {
+				c.markRelocate(g, what)
+			}
+			if c.repairing() {
+				return
+			}
 		}
 		c.blockFound.Set(cl)
 		c.blockMeta.Set(cl)
@@ -303,14 +310,20 @@ func (c *Checker) markGroupMetadata() {
 			for i := uint64(0); i < n; i++ {
 				cl := f.ClusterOf(t + i)
 				if c.blockFound.Test(cl) && f.ClusterBits == 0 {
-					c.fix(problem.Problem{Code: problem.PR_1_ITABLE_CONFLICT, Group: g, Blk: t + i})
+					if !c.relocating(g, relocInodeTable) &&
+						c.fix(problem.Problem{Code: problem.PR_1_ITABLE_CONFLICT, Group: g, Blk: t + i}) && c.repairing() {
+						c.markRelocate(g, relocInodeTable)
+					}
+					if c.repairing() {
+						continue
+					}
 				}
 				c.blockFound.Set(cl)
 				c.blockMeta.Set(cl)
 			}
 		}
-		markBitmap(g, gd.BlockBitmap(), problem.PR_1_BB_CONFLICT)
-		markBitmap(g, gd.InodeBitmap(), problem.PR_1_IB_CONFLICT)
+		markBitmap(g, gd.BlockBitmap(), problem.PR_1_BB_CONFLICT, relocBlockBitmap)
+		markBitmap(g, gd.InodeBitmap(), problem.PR_1_IB_CONFLICT, relocInodeBitmap)
 	}
 	if c.sb.HasIncompat(ondisk.IncompatMMP) {
 		if b := c.sb.MMPBlock(); b > f.FirstDataBlock && b < f.BlocksCount {

@@ -292,7 +292,7 @@ func (c *Checker) FlushForRestart() error {
 	}
 	if !bytes.Equal(c.fs.SB, c.repair.origSB) || !bytes.Equal(c.fs.GDT(), c.repair.origGDT) {
 		c.sb.SetWtime(uint32(c.opt.Now.Unix()))
-		c.writeSuperAndGDT(false)
+		c.writeSuperAndGDT(c.relocatedMeta())
 	}
 	return c.WriteError()
 }

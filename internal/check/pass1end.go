@@ -10,8 +10,23 @@ import (
 // on (ErrRestart).
 func (c *Checker) endPass1() error {
 	c.checkEARefcounts()
-	c.relocateInvalidTables()
-	if c.p1.restart && c.repairing() && !c.sink.Aborted() {
+	if c.repairing() && !c.sink.Aborted() && !c.abort &&
+		(len(c.repair.reloc.groups) > 0 || c.repair.reloc.resize) {
+		// Relocations and the resize inode (relocate.go, resize_repair.go).
+		release := c.holdRepairBlocks()
+		c.relocateGroupMetadata()
+		if !c.abort {
+			c.recreateResizeInode()
+		}
+		release()
+	}
+	if (c.p1.restart || c.repair.reloc.restart && !c.abort) && c.repairing() && !c.sink.Aborted() {
+		if _, ok := journalDropped.Load(c); ok && !c.invalidBitmaps {
+			// e2fsck re-creates the dropped journal before it restarts,
+			// from the on-disk bitmaps: not modelled.
+			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
+			return nil
+		}
 		return ErrRestart
 	}
 	if c.dupCount > 0 && !c.sink.Aborted() {

@@ -61,10 +61,8 @@ type repairState struct {
 	// flags: a fix changed that kind of bitmap (pass 5 then does not
 	// verify its checksums, since it is rewritten anyway).
 	blockBitmapDirty, inodeBitmapDirty bool
-	// invalid are the group bitmaps to relocate at the end of pass 1,
-	// allSupers that a relocation needs every superblock and descriptor
-	// copy written (badblocks_reloc.go).
-	invalid   *invalidTables
+	// allSupers says a relocation needs every superblock and descriptor
+	// copy written (relocate.go).
 	allSupers bool
 	// bbRestart is set when inode 1 was cleared because the list names
 	// its own inode-table block: pass 1 stops and the check restarts.
@@ -72,6 +70,9 @@ type repairState struct {
 	// origSB and origGDT are the superblock and descriptors as opened,
 	// to tell whether fixes changed them (Changed).
 	origSB, origGDT []byte
+	// reloc is the work owed at pass 1's end: group metadata to relocate
+	// and the resize inode to re-create (relocate.go).
+	reloc relocState
 }
 
 // repairing reports whether this run may write.

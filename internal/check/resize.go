@@ -40,11 +40,11 @@ func (c *Checker) CheckResizeInode() {
 	// check silently, as ext2fs_read_inode failing does.
 	buf := make([]byte, f.InodeSize)
 	scratch := make([]byte, f.BlockSize)
-	if f.ReadInode(ondisk.ResizeIno, buf, scratch) != nil {
-		return
-	}
 	n := ondisk.Inode(buf)
-	if f.MetadataCsum && !n.ChecksumValid(f.CsumSeed, ondisk.ResizeIno) {
+	if f.ReadInode(ondisk.ResizeIno, buf, scratch) != nil ||
+		f.MetadataCsum && !n.ChecksumValid(f.CsumSeed, ondisk.ResizeIno) {
+		// A writable check re-creates it after pass 1 (resize_repair.go).
+		c.repair.reloc.resize = resize && c.repairing()
 		return
 	}
 	p := problem.Problem{Ino: ondisk.ResizeIno}
@@ -64,7 +64,12 @@ func (c *Checker) CheckResizeInode() {
 	if !c.resizeInodeValid(n, scratch) {
 		q := p
 		q.Code = problem.PR_0_RESIZE_INODE_INVALID
-		c.fix(q)
+		if c.fix(q) && c.repairing() {
+			c.clearResizeInode(n)
+		}
+		if c.repairing() {
+			sb.SetState(sb.State() &^ ondisk.StateValid)
+		}
 	}
 }
 

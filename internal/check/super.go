@@ -207,23 +207,40 @@ func (c *Checker) checkGroupDescs() {
 			first, last = f.GroupFirstBlock(g), f.GroupLastBlock(g)
 		}
 		p := problem.Problem{Group: g}
+		// A location answered "Relocate" is zeroed; a zero location is
+		// placed anew at pass 1's end (relocate.go).
 		if b := gd.BlockBitmap(); b < first || b > last {
 			q := p
 			q.Code, q.Blk = problem.PR_0_BB_NOT_GROUP, b
-			c.fix(q)
+			if c.fix(q) && c.repairing() {
+				gd.SetBlockBitmap(0)
+			}
 			c.invalidBitmaps = true
+		}
+		if gd.BlockBitmap() == 0 && c.repairing() {
+			c.markRelocate(g, relocBlockBitmap)
 		}
 		if b := gd.InodeBitmap(); b < first || b > last {
 			q := p
 			q.Code, q.Blk = problem.PR_0_IB_NOT_GROUP, b
-			c.fix(q)
+			if c.fix(q) && c.repairing() {
+				gd.SetInodeBitmap(0)
+			}
 			c.invalidBitmaps = true
+		}
+		if gd.InodeBitmap() == 0 && c.repairing() {
+			c.markRelocate(g, relocInodeBitmap)
 		}
 		if t := gd.InodeTable(); t < first || t+uint64(f.InodeBlocksPerGroup)-1 > last {
 			q := p
 			q.Code, q.Blk = problem.PR_0_ITABLE_NOT_GROUP, t
-			c.fix(q)
+			if c.fix(q) && c.repairing() {
+				gd.SetInodeTable(0)
+			}
 			c.invalidBitmaps = true
+		}
+		if gd.InodeTable() == 0 && c.repairing() {
+			c.markRelocate(g, relocInodeTable)
 		}
 		freeBlocks += uint64(gd.FreeBlocks())
 		freeInodes += gd.FreeInodes()
@@ -279,6 +296,10 @@ func (c *Checker) checkGroupDescs() {
 		}
 	}
 	c.sink.EndLatch(problem.LatchBGChecksum)
+	if c.repair.reloc.groups != nil {
+		// Bitmaps to relocate leave the filesystem not valid.
+		sb.SetState(sb.State() &^ ondisk.StateValid)
+	}
 	// The sums matter only to a writable clean skip (PR_0_FREE_*_COUNT).
 	_, _ = freeBlocks, freeInodes
 	if sb.FreeBlocksCount() > sb.BlocksCount() || sb.FreeInodesCount() > sb.InodesCount() {
@@ -367,4 +388,8 @@ func (c *Checker) SuperAborted() bool { return c.abort }
 
 // SuperInvalid reports whether the superblock checks found the filesystem
 // not valid (which forces a full check instead of the clean skip).
-func (c *Checker) SuperInvalid() bool { return c.invalidSuper || c.invalidBitmaps }
+func (c *Checker) SuperInvalid() bool {
+	// Metadata answered "Relocate" (or found at 0) is moved after pass 1;
+	// that alone leaves the filesystem valid.
+	return c.invalidSuper || c.invalidBitmaps && len(c.repair.reloc.groups) == 0
+}

@@ -172,7 +172,8 @@ func openAt(dev blockdev.Device, off int64, sbBlock uint64, relaxed bool) (*FS, 
 	if off == ondisk.SuperblockOffset {
 		f.SBBlock = uint64(ondisk.SuperblockOffset) >> f.BlockBits
 	} else {
-		f.SBBlock = sbBlock
+		// The descriptors are read from the backup copies too (meta_bg).
+		f.SBBlock, f.Backup = sbBlock, true
 	}
 	if err := f.loadGDT(); err != nil {
 		return nil, err

@@ -78,8 +78,8 @@ const (
 	BlockCountTranslator int64 = -4 // "translator block"
 )
 
-// backupSuper is what e2fsck prints for %S: it never probes the device
-// when formatting a message, so this is always its default.
+// backupSuper is what e2fsck prints for %S without a filesystem: it never
+// probes the device when formatting a message.
 const backupSuper = 8193
 
 // expander formats one message. It is built per printed problem.
@@ -87,8 +87,10 @@ type expander struct {
 	b     strings.Builder
 	p     *Problem
 	namer Namer
-	now   func() time.Time // nil: time.Now
-	loc   *time.Location
+	// backup is %S (0: backupSuper).
+	backup uint64
+	now    func() time.Time // nil: time.Now
+	loc    *time.Location
 	// hasPath is set once a path name is printed; pathStart and pathEnd
 	// delimit the first one (for Report.Path).
 	hasPath            bool
@@ -255,7 +257,11 @@ func (e *expander) field(ch byte, width int, first bool) {
 	case 'r':
 		e.pad(strconv.FormatInt(p.BlkCount, 10), width, false)
 	case 'S':
-		e.b.WriteString(strconv.Itoa(backupSuper))
+		if e.backup != 0 {
+			e.b.WriteString(strconv.FormatUint(e.backup, 10))
+		} else {
+			e.b.WriteString(strconv.Itoa(backupSuper))
+		}
 	case 's':
 		e.pad(p.Str, width, false)
 	case 't':

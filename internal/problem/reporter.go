@@ -37,6 +37,10 @@ type Options struct {
 	// Device is the name printed in front of messages when preening
 	// ("test.img: ") and in the preen-halt message.
 	Device string
+	// BackupSuper is the backup superblock %S names (e2fsck's
+	// get_backup_sb: s_blocks_per_group + s_first_data_block of the open
+	// filesystem); 0 prints 8193.
+	BackupSuper uint64
 	// Namer resolves %p, %P, %q and %Q path names. Nil prints "???".
 	Namer Namer
 	// Now returns the current time for %T. Nil uses time.Now.
@@ -331,7 +335,7 @@ func (r *Reporter) Answer(p Problem) bool {
 }
 
 func (r *Reporter) expand(msg string, p *Problem) string {
-	e := expander{p: p, namer: r.opts.Namer, loc: r.opts.Location, now: r.opts.Now}
+	e := expander{p: p, namer: r.opts.Namer, loc: r.opts.Location, now: r.opts.Now, backup: r.opts.BackupSuper}
 	e.expand(msg, true, 0)
 	return e.b.String()
 }
@@ -432,7 +436,7 @@ func (r *Reporter) fix(p Problem) int {
 			s = r.opts.Device + ": "
 		}
 		if d.Msg != "" {
-			e := expander{p: &p, namer: r.opts.Namer, loc: r.opts.Location, now: r.opts.Now}
+			e := expander{p: &p, namer: r.opts.Namer, loc: r.opts.Location, now: r.opts.Now, backup: r.opts.BackupSuper}
 			e.expand(d.Msg, true, 0)
 			n := len(s)
 			s += e.b.String()
