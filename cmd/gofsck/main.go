@@ -494,7 +494,7 @@ restart:
 	ropt := problem.Options{Mode: o.mode, Err: stderr, Device: name,
 		BackupSuper: uint64(f.SB.BlocksPerGroup()) + f.FirstDataBlock}
 	if o.mode == problem.ModeInteractive {
-		ropt.In = ttyReader{os.Stdin} // tty.go
+		ropt.In = ttyReader{ctx, os.Stdin} // tty.go
 	}
 	if ov != nil {
 		ropt.CanFix = check.CanFix

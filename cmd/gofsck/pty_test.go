@@ -153,3 +153,19 @@ func TestInteractiveOnTerminal(t *testing.T) {
 		compareImages(t, "interactive "+answers, gimg, eimg)
 	}
 }
+
+// TestInteractiveInterrupt: Ctrl-C at a question (the terminal sends
+// SIGINT) ends the wait for a key, as e2fsck's read_a_char does, instead
+// of leaving gofsck blocked in the read; the run then stops. (e2fsck prints
+// a bare newline there, "e2fsck canceled." and exits 32 with the fixes
+// made so far; gofsck prints "cancelled!" and ends as an aborted run.)
+func TestInteractiveInterrupt(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	gofsck := testfs.GofsckPath(t)
+	base := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 16 << 20, Populate: populate})
+	testfs.Debugfs(t, base, "sif /a/one links_count 5", "sif /a/two size 1")
+	out, code, left := runOnPTY(t, gofsck, "y\x03", "-f", base)
+	if left != "" || code == 0 || !strings.Contains(out, "Fix<y>? cancelled!") || strings.Contains(out, "Pass 5:") {
+		t.Errorf("exit %d, answers left %q:\n%s", code, left, out)
+	}
+}

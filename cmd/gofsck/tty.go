@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -11,9 +12,19 @@ import (
 // does not echo, so one key answers (no Enter) and the transcript shows
 // only the word the answer prints; the settings are put back after each
 // read. On anything but a terminal it reads plainly.
-type ttyReader struct{ f *os.File }
+//
+// An interrupt (Ctrl-C makes the terminal send SIGINT, which cancels ctx)
+// ends the wait as e2fsck's read_a_char does: the key read is 3, and the
+// question is cancelled.
+type ttyReader struct {
+	ctx context.Context
+	f   *os.File
+}
 
 func (r ttyReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	fd := int(r.f.Fd())
 	if old, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
 		raw := *old
@@ -23,6 +34,21 @@ func (r ttyReader) Read(p []byte) (int, error) {
 		if unix.IoctlSetTermios(fd, unix.TCSETS, &raw) == nil {
 			defer unix.IoctlSetTermios(fd, unix.TCSETS, old)
 		}
+	}
+	for {
+		if r.ctx.Err() != nil {
+			p[0] = 3
+			return 1, nil
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 100)
+		if err == unix.EINTR || (err == nil && n == 0) {
+			continue
+		}
+		if err != nil {
+			break // not pollable: read plainly
+		}
+		break
 	}
 	return r.f.Read(p)
 }
