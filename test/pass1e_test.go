@@ -190,6 +190,65 @@ func TestBmap2Extent(t *testing.T) {
 	}
 }
 
+// TestDeepExtentTree: chains of one-entry index nodes 5, 8 and 9 levels
+// deep over a one-extent file (1k blocks: e2fsck allows 5 levels). A
+// deep tree is offered as shorter; one deeper than allowed is rebuilt
+// without a question. gofsck -fn and -fy must match e2fsck's.
+func TestDeepExtentTree(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	gofsck := testfs.GofsckPath(t)
+	e2fsck := "/usr/sbin/e2fsck"
+	spec := testfs.Spec{Size: 8 << 20, FSType: "ext4", BlockSize: 1024, Features: "^metadata_csum",
+		Populate: func(tr *testfs.Tree) { tr.File("f", 5000) }}
+	for _, depth := range []int{5, 8, 9} {
+		t.Run(fmt.Sprint(depth), func(t *testing.T) {
+			t.Parallel()
+			img := testfs.MkImage(t, spec)
+			data := testfs.Blocks(t, img, "/f").Data
+			first := uint64(4000) // free: the file system uses its first 2 MiB
+			node := func(entries, depth int) []byte {
+				b := make([]byte, 1024)
+				binary.LittleEndian.PutUint16(b[0:], 0xF30A)
+				binary.LittleEndian.PutUint16(b[2:], uint16(entries))
+				binary.LittleEndian.PutUint16(b[4:], 84)
+				binary.LittleEndian.PutUint16(b[6:], uint16(depth))
+				return b
+			}
+			for i := 0; i < depth; i++ {
+				b := node(1, depth-1-i)
+				if i == depth-1 {
+					binary.LittleEndian.PutUint16(b[16:], uint16(len(data)))
+					binary.LittleEndian.PutUint32(b[20:], uint32(data[0]))
+				} else {
+					binary.LittleEndian.PutUint32(b[16:], uint32(first+uint64(i)+1))
+				}
+				testfs.WriteAt(t, img, int64(first+uint64(i))*1024, b)
+			}
+			root := node(1, depth)[:60]
+			binary.LittleEndian.PutUint16(root[4:], 4)
+			binary.LittleEndian.PutUint32(root[16:], uint32(first))
+			var cmds []string
+			for i := 0; i < 15; i++ {
+				cmds = append(cmds, fmt.Sprintf("sif /f block[%d] %d", i, binary.LittleEndian.Uint32(root[4*i:])))
+			}
+			// The IND/DIND/TIND names address i_block[12..14].
+			cmds[12], cmds[13], cmds[14] = fmt.Sprintf("sif /f block[IND] %d", binary.LittleEndian.Uint32(root[48:])),
+				fmt.Sprintf("sif /f block[DIND] %d", binary.LittleEndian.Uint32(root[52:])),
+				fmt.Sprintf("sif /f block[TIND] %d", binary.LittleEndian.Uint32(root[56:]))
+			testfs.Debugfs(t, img, cmds...)
+			eout, eexit, _ := runSplit(t, 60*time.Second, e2fsck, "-fn", img)
+			if !strings.Contains(eout, "could be") {
+				t.Fatalf("e2fsck -fn does not see the deep tree:\n%s", eout)
+			}
+			gout, _, gexit, _ := runSplit2(t, 60*time.Second, gofsck, "-fn", img)
+			if en, gn := normPath(eout, img), normPath(gout, img); en != gn || eexit != gexit {
+				t.Fatalf("-fn transcripts differ:\n--- e2fsck (exit %d):\n%s--- gofsck (exit %d):\n%s", eexit, en, gexit, gn)
+			}
+			compareRepair(t, gofsck, e2fsck, img, true)
+		})
+	}
+}
+
 // compareRepair repairs copies of img with gofsck -fy and e2fsck -fy
 // (and args) and requires the same transcript (with pass 1E or without,
 // as pass1E says), exit code and image, and

@@ -11,6 +11,10 @@ import (
 // MAX_EXTENT_DEPTH_COUNT.
 const maxExtentDepthCount = 8
 
+// maxScanDepth bounds the depth of a tree pass 1 walks (the library has
+// no bound; a tree this deep takes as many chained blocks).
+const maxScanDepth = 64
+
 // extentLevel counts entries used and available at one tree level.
 type extentLevel struct{ num, max int64 }
 
@@ -24,10 +28,10 @@ type extentScan struct {
 	// path[l] is the block of the index node being walked at level l
 	// (l >= 1; the root lives in the inode). Going down to a block that
 	// is already on the path is a cycle, as the library reports.
-	path [maxExtentDepthCount + 8]uint64
+	path [maxScanDepth]uint64
 	// cur[l] is the entry of node l being examined, and hlevel the level
 	// the library's extent handle is on (repairs move it).
-	cur    [maxExtentDepthCount + 8]int
+	cur    [maxScanDepth]int
 	hlevel int
 	// force is set when the tree is too deep: it is rebuilt in pass 1E
 	// without a question, and no level statistics are kept.
@@ -199,9 +203,12 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 				next = false
 				c.fix(problem.Problem{Code: problem.PR_1_CRITICAL_METADATA_COLLISION, Ino: w.ino, Blk: pblk})
 			}
-			if level+1 >= len(x.s.levels) {
+			if level+1 >= maxScanDepth {
 				x.err, x.op, x.errBlk, x.errLblk = "Extent tree too deep", "EXT2_EXTENT_DOWN", pblk, lblk
 				return
+			}
+			for level+1 >= len(x.s.levels) {
+				x.s.levels = append(x.s.levels, make([]byte, f.BlockSize))
 			}
 			for l := level; l >= 1; l-- {
 				if l < len(x.path) && x.path[l] == pblk {
