@@ -190,6 +190,10 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	if code, ok := o.bb.validate(o, stderr); !ok {
 		return o, code, false
 	}
+	if o.optimizeDirs && (os.Getenv("E2FSCK_FIXES_ONLY") != "" || strings.Contains(","+strings.Join(o.extended, ",")+",", ",fixes_only,")) {
+		fmt.Fprintf(stderr, "%s: The -D and -E fixes_only options are incompatible.\n", o.prog)
+		return o, problem.ExitError, false
+	}
 	return o, 0, true
 }
 

@@ -106,3 +106,20 @@ func compareOptimize(t *testing.T, name, img, mode string) {
 	}
 	compareImages(t, name, gimg, eimg)
 }
+
+// TestOptimizeDirsRefused: -D with -n, or with -E fixes_only, is refused
+// with e2fsck's message and exit status, before the device is opened.
+func TestOptimizeDirsRefused(t *testing.T) {
+	img := cleanImage(t)
+	before := testfs.FileSHA256(t, img)
+	for _, args := range [][]string{{"-fnD"}, {"-n", "-D"}, {"-fyD", "-E", "fixes_only"}, {"-pD", "-E", "discard,fixes_only"}} {
+		gout, gcode := runGofsck(append(args, img)...)
+		eout, ecode := runE2fsck(t, append(args, img)...)
+		if g, e := strings.ReplaceAll(gout, "gofsck", "e2fsck"), eout; g != e || gcode != ecode {
+			t.Errorf("%v: exit %d vs e2fsck %d; output %q vs %q", args, gcode, ecode, g, e)
+		}
+	}
+	if testfs.FileSHA256(t, img) != before {
+		t.Error("image changed")
+	}
+}
