@@ -121,11 +121,21 @@ func TestBadBlocksOptionErrors(t *testing.T) {
 	huge := writeList(t, "huge", "100\n4294967296\n")
 	neg := writeList(t, "neg", "-5\n")
 	missing := filepath.Join(t.TempDir(), "missing")
+	// badCsum has inode 1's checksum broken: the sanity check cannot
+	// read it.
+	badCsum := testfs.CopyImage(t, base)
+	off := testfs.InodeOffset(t, badCsum, "<1>")
+	testfs.WriteAt(t, badCsum, off+0x7C, []byte{^testfs.ReadAt(t, badCsum, off+0x7C, 1)[0]})
 	for _, args := range [][]string{
 		{"-n", "-c"}, {"-n", "-cc"}, {"-n", "-l", list}, {"-n", "-L", list},
 		{"-y", "-c", "-l", list}, {"-y", "-l", missing}, {"-fy", "-l", huge}, {"-fy", "-L", neg},
+		{"csum", "-fy", "-l", list},
 	} {
-		gimg, eimg := testfs.CopyImage(t, base), testfs.CopyImage(t, base)
+		img := base
+		if args[0] == "csum" {
+			img, args = badCsum, args[1:]
+		}
+		gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
 		before, err := os.ReadFile(gimg)
 		if err != nil {
 			t.Fatal(err)

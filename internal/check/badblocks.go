@@ -66,11 +66,10 @@ func (c *Checker) UpdateBadBlocks(u BadBlocksUpdate) error {
 	if !c.repairing() {
 		return nil
 	}
-	buf := make([]byte, f.InodeSize)
-	if err := f.ReadInode(ondisk.BadBlocksIno, buf, make([]byte, f.BlockSize)); err != nil {
-		return &BadBlocksError{Msg: fmt.Sprintf("ext2fs_block_iterate: %v while sanity checking the bad blocks inode", err)}
+	n, msg := c.readBBInode()
+	if msg != "" {
+		return &BadBlocksError{Msg: "ext2fs_block_iterate: " + msg + " while sanity checking the bad blocks inode"}
 	}
-	n := ondisk.Inode(buf)
 	if n.Flags()&(ondisk.FlagExtents|ondisk.FlagInlineData) != 0 || f.ClusterBits != 0 {
 		return ErrBadBlocksUnsupported
 	}

@@ -68,15 +68,24 @@ var bbIterErrors = [4]string{"", "Illegal indirect block found", "Illegal doubly
 // iterateBadBlocksInode walks inode 1's block map (indirect-mapped; the
 // caller checks) and returns the iterator's error message, "" if none.
 // With write, cleared pointers are written back (mapping blocks as the
-// iterator writes them, the inode through putInode).
+// iterator writes them, the inode through putInode). Block counts run as
+// the library's counter does: a mapping block that is absent or cleared
+// skips what it would map, one that fails skips nothing, so the data
+// blocks after it are numbered as if it had mapped none.
+//
+// As in the library, an error is only reported when no mapping block was
+// read after it (the iterator's single error code is overwritten by each
+// successful read).
 func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisit) string {
 	f := c.fs
 	per := int64(f.BlockSize / 4)
+	spans := [4]int64{1, per, per * per, per * per * per}
 	errMsg := ""
 	budget := bbVisitBudget
+	bcount := int64(0)
 	var bufs [4][]byte
-	var walk func(slot []byte, level int, base int64) int
-	walk = func(slot []byte, level int, base int64) int {
+	var walk func(slot []byte, level int) int
+	walk = func(slot []byte, level int) int {
 		blk := uint64(binary.LittleEndian.Uint32(slot))
 		ret := 0
 		if clr, ab := visit(blk, -int64(level)); clr {
@@ -86,6 +95,7 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 			ret |= bbAbort
 		}
 		if blk == 0 || ret&bbAbort != 0 {
+			bcount += spans[level]
 			return ret
 		}
 		if blk < f.FirstDataBlock || blk >= f.BlocksCount {
@@ -100,14 +110,15 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 			errMsg = "Attempt to read block from filesystem resulted in short read"
 			return ret | bbError
 		}
-		span := int64(1)
-		for k := 1; k < level; k++ {
-			span *= per
-		}
+		// The library keeps one error code, which every mapping block
+		// read (and written) since overwrites: an error is only returned
+		// when nothing was read after it.
+		errMsg = ""
 		changed := false
 		for i := int64(0); i < per; i++ {
 			e := buf[4*i : 4*i+4]
 			if binary.LittleEndian.Uint32(e) == 0 {
+				bcount += spans[level-1]
 				continue
 			}
 			if budget--; budget < 0 {
@@ -115,7 +126,7 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 				break
 			}
 			if level == 1 {
-				clr, ab := visit(uint64(binary.LittleEndian.Uint32(e)), base+i)
+				clr, ab := visit(uint64(binary.LittleEndian.Uint32(e)), bcount)
 				if clr {
 					binary.LittleEndian.PutUint32(e, 0)
 					changed = true
@@ -124,9 +135,10 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 					ret |= bbAbort
 					break
 				}
+				bcount++
 				continue
 			}
-			fl := walk(e, level-1, base+i*span)
+			fl := walk(e, level-1)
 			changed = changed || fl&bbChanged != 0
 			if fl&(bbAbort|bbError) != 0 {
 				ret |= fl & (bbAbort | bbError)
@@ -155,14 +167,14 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 			break
 		}
 	}
-	base, span := int64(12), per
+	bcount = 12
 	for level := 1; level <= 3 && ret&bbAbort == 0; level++ {
 		slot := ib[4*(11+level) : 4*(12+level)]
-		if binary.LittleEndian.Uint32(slot) != 0 {
-			ret |= walk(slot, level, base)
+		if binary.LittleEndian.Uint32(slot) == 0 {
+			bcount += spans[level]
+			continue
 		}
-		base += span
-		span *= per
+		ret |= walk(slot, level)
 	}
 	if ret&bbChanged != 0 && write {
 		c.putInode(ondisk.BadBlocksIno, n)
