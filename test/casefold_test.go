@@ -1,6 +1,7 @@
 package test
 
 import (
+	"strings"
 	"testing"
 
 	"gofsck/internal/testfs"
@@ -46,5 +47,29 @@ func TestCasefoldCheckEncoding(t *testing.T) {
 	// checked, and their bytes differ: nothing to report.
 	if out, exit := testfs.Gofsck(t, testfs.CopyImage(t, base), "-fn"); exit != 0 {
 		t.Errorf("gofsck -fn without check_encoding: exit %d\n%s", exit, out)
+	}
+}
+
+// TestCasefoldInlineDuplicate: in strict mode pass 2 finds names of an
+// inline casefolded directory that differ only in case, and pass 3A,
+// which leaves inline directories alone, neither renames them nor (with
+// -n) reports them, as e2fsck.
+func TestCasefoldInlineDuplicate(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	testfs.GofsckPath(t)
+	img := testfs.MkImage(t, testfs.Spec{Size: 16 * mib, FSType: "ext4", Features: "casefold,inline_data,^metadata_csum",
+		Debugfs: []string{"mkdir /d", "sif /d flags 0x50000000", "write /dev/null /d/Abc", "write /dev/null /d/ABC", "write /dev/null /d/x"}})
+	(&cx{t: t, img: img}).cfStrict()
+	for _, mode := range []string{"-fn", "-fy"} {
+		eimg, gimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+		eout, eexit := testfs.E2fsckInPlace(t, eimg, mode)
+		gout, gexit := testfs.Gofsck(t, gimg, mode)
+		if !strings.Contains(eout, "Duplicate entry 'ABC' found.") {
+			t.Fatalf("e2fsck %s did not find the duplicate:\n%s", mode, eout)
+		}
+		if gexit != eexit || transcript(gout, gimg) != transcript(eout, eimg) {
+			t.Errorf("%s: gofsck exit %d, e2fsck %d; first difference: %s\n--- e2fsck:\n%s--- gofsck:\n%s",
+				mode, gexit, eexit, firstDiffLine(transcript(eout, eimg), transcript(gout, gimg)), eout, gout)
+		}
 	}
 }

@@ -62,7 +62,7 @@ func (c *Checker) iterateDirOpt(dir uint32, verify bool, fn func(ino uint32, nam
 		if !ok || stop || blockcnt < 0 || blk == 0 {
 			return
 		}
-		if count++; count > 1<<22 || f.ReadBlock(blk, buf) != nil {
+		if count++; count > 1<<22 || c.readBlockIO(s, blk, buf) != nil {
 			ok = false
 			return
 		}
@@ -149,6 +149,9 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 		return
 	}
 	n := ondisk.Inode(ibuf)
+	if sb.HasIncompat(ondisk.IncompatInlineData) && n.Flags()&ondisk.FlagInlineData != 0 {
+		return // e2fsck_rehash_dir leaves inline directories alone
+	}
 	compress := !sb.HasCompat(ondisk.CompatDirIndex) || n.Size()/uint64(f.BlockSize) < 2
 	hv := dirhash.Version(sb.DefHashVersion())
 	if hv <= dirhash.TEA && sb.Flags()&ondisk.FlagUnsignedHash != 0 {
