@@ -97,18 +97,7 @@ func (x *extJournal) close() {
 // when a -j tag could not be resolved (e2fsck's "Unable to resolve").
 func findExtJournal(o *options, f *fs.FS) (string, bool) {
 	if o.journal != "" {
-		name, value, tagged := strings.Cut(o.journal, "=")
-		if !tagged || (name != "UUID" && name != "LABEL") {
-			return o.journal, true
-		}
-		p := scanBlockDevices(func(sb ondisk.Superblock) bool {
-			if name == "UUID" {
-				u := sb.UUID()
-				return strings.EqualFold(formatUUID(u[:]), value)
-			}
-			return strings.TrimRight(string(sb.VolumeName()), "\x00") == value
-		})
-		return p, p != ""
+		return resolveJournalArg(o.journal)
 	}
 	if f.SB.JournalUUID() == [16]byte{} {
 		return "", true
@@ -120,6 +109,37 @@ func findExtJournal(o *options, f *fs.FS) (string, bool) {
 		return devnoToPath(uint64(dev)), true
 	}
 	return "", true
+}
+
+// resolveJournalArg is e2fsck's get_devname on the -j argument: a path
+// as given, or the block device a UUID=... or LABEL=... tag names ("" and
+// false when none does).
+func resolveJournalArg(arg string) (string, bool) {
+	name, value, tagged := strings.Cut(arg, "=")
+	if !tagged || (name != "UUID" && name != "LABEL") {
+		return arg, true
+	}
+	p := scanBlockDevices(func(sb ondisk.Superblock) bool {
+		if name == "UUID" {
+			u := sb.UUID()
+			return strings.EqualFold(formatUUID(u[:]), value)
+		}
+		return strings.TrimRight(string(sb.VolumeName()), "\x00") == value
+	})
+	return p, p != ""
+}
+
+// parseJournalArg resolves -j while the options are parsed, as e2fsck
+// does (before anything else is printed); false after printing why the
+// run ends.
+func parseJournalArg(o *options, arg string, stderr io.Writer) bool {
+	p, ok := resolveJournalArg(arg)
+	if !ok {
+		fatal(o, stderr, "Unable to resolve '%s'", arg)
+		return false
+	}
+	o.journal = p
+	return true
 }
 
 // journalByUUID is the block device holding the journal device with f's

@@ -322,3 +322,17 @@ func compareAllSupersMasked(t *testing.T, name, a, b string, groupBytes int) {
 		}
 	}
 }
+
+// TestExternalJournalUnresolvableTag: a -j UUID=... or LABEL=... naming no
+// block device ends the run while the options are parsed, as e2fsck's
+// get_devname failure does (same message, exit 8, nothing else printed).
+func TestExternalJournalUnresolvableTag(t *testing.T) {
+	img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 8 << 20})
+	for _, tag := range []string{"UUID=00000000-1111-2222-3333-444444444444", "LABEL=no-such-journal-label"} {
+		gout, gcode := runGofsck("-fn", "-j", tag, img)
+		eout, ecode := runE2fsck(t, "-fn", "-j", tag, img)
+		if g, e := normProg(norm(gout, img)), normProg(norm(eout, img)); g != e || gcode != ecode {
+			t.Errorf("%s: exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", tag, gcode, ecode, e, g)
+		}
+	}
+}

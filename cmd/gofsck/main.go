@@ -148,7 +148,9 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 		case 'E':
 			o.extended = append(o.extended, strings.Split(op.Arg, ",")...)
 		case 'j':
-			o.journal = op.Arg
+			if !parseJournalArg(o, op.Arg, stderr) {
+				return o, problem.ExitError, false
+			}
 		case 'N':
 			o.name = op.Arg
 		case 'z':
