@@ -14,8 +14,10 @@
 // libext2fs (and so debugfs dx_hash) omits that last step; it only differs for
 // one major hash value in 2^31.
 //
-// Names are hashed as raw bytes; casefold normalisation is the caller's job.
-// Hash does not allocate.
+// Names are hashed as raw bytes. In a casefolded directory the name is
+// folded first (internal/casefold; internal/check's hashName is
+// ext2fs_dirhash2), which keeps this package free of Unicode tables. Hash
+// does not allocate.
 package dirhash
 
 import (
