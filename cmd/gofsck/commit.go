@@ -155,6 +155,8 @@ func syncDevice(d blockdev.Device) error {
 		return v.Sync()
 	case *iotrace.Recorder:
 		return syncDevice(v.TracedDevice.Device)
+	case *blockdev.Faulty:
+		return syncDevice(v.Device)
 	}
 	return nil
 }

@@ -278,10 +278,15 @@ func openFS(o *options, stdout, stderr io.Writer) (blockdev.Device, *fs.FS, int)
 		}
 		return nil, nil, problem.ExitError
 	}
-	var dev blockdev.Device = file
+	dev, err := faultyFromEnv(file)
+	if err != nil {
+		file.Close()
+		fatal(o, stderr, "%v", err)
+		return nil, nil, problem.ExitError
+	}
 	if o.ext.trace != "" {
 		// Record every read of the check for iowatch.
-		dev = iotrace.New(file)
+		dev = iotrace.New(dev)
 	}
 	if !readOnly {
 		// Every fix is kept in memory until the run is over (commit.go).
@@ -732,8 +737,14 @@ func (s *sink) LibError(byDevice bool, code, what string) {
 
 // abortRun prints what e2fsck's fatal_error prints and returns the exit
 // code of an aborted run.
+//
+// Like fatal_error, it warns that the filesystem still has errors only
+// when a problem was left unfixed: a fatal problem met before any other
+// (a read error at the first inode-table read) exits 8 without the
+// warning.
 func abortRun(o *options, rep *problem.Reporter, end problem.RunEnd, name string, stdout, stderr io.Writer, msg string) int {
-	if rep.Aborted() && rep.Status().Invalid {
+	invalid := rep.Status().Invalid
+	if rep.Aborted() && invalid {
 		// A fatal problem already ran e2fsck's fatal_error once.
 		fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
 	}
@@ -741,8 +752,9 @@ func abortRun(o *options, rep *problem.Reporter, end problem.RunEnd, name string
 		msg = "aborted"
 	}
 	fatal(o, stderr, "%s", msg)
-	rep.MarkInvalid()
-	fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
+	if invalid {
+		fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
+	}
 	st := rep.Status()
 	st.Aborted = true
 	return st.ExitCode(end)

@@ -292,8 +292,8 @@ func (c *Checker) walkIndirect(s *inodeScratch, w *blockWalk, blk uint64, level 
 		return
 	}
 	buf := s.levels[level]
-	if err := f.ReadBlock(blk, buf); err != nil {
-		w.iterErr = "Attempt to read block from filesystem resulted in short read"
+	if err := c.readBlockIO(s, blk, buf); err != nil {
+		w.iterErr = ioErrorText(err)
 		return
 	}
 	perBlock := int64(f.BlockSize / 4)

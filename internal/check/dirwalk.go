@@ -62,7 +62,7 @@ func (c *Checker) iterateDirOpt(dir uint32, verify bool, fn func(ino uint32, nam
 		if !ok || stop || blockcnt < 0 || blk == 0 {
 			return
 		}
-		if count++; count > 1<<22 || f.ReadBlock(blk, buf) != nil {
+		if count++; count > 1<<22 || c.readBlockIO(s, blk, buf) != nil {
 			ok = false
 			return
 		}

@@ -220,7 +220,7 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 				x.path[level+1] = pblk
 			}
 			buf := x.s.levels[level+1]
-			if err := f.ReadBlock(pblk, buf); err != nil {
+			if err := c.readBlockIO(x.s, pblk, buf); err != nil {
 				x.err, x.op, x.errBlk, x.errLblk = err.Error(), "EXT2_EXTENT_DOWN", pblk, lblk
 				return
 			}

@@ -298,7 +298,7 @@ func (c *Checker) checkIsReallyDir(s *inodeScratch, ino uint32, n ondisk.Inode) 
 		return
 	}
 	buf = s.blk2
-	if f.ReadBlock(blk, buf) != nil {
+	if c.readBlockIO(s, blk, buf) != nil {
 		return
 	}
 	d, ok := ondisk.DecodeDirent(buf, 0, f.BlockSize)
@@ -461,7 +461,7 @@ func (c *Checker) symlinkOK(s *inodeScratch, ino uint32, n ondisk.Inode) bool {
 	if size >= uint64(f.BlockSize) {
 		return false
 	}
-	if f.ReadBlock(blk, s.blk2) != nil {
+	if c.readBlockIO(s, blk, s.blk2) != nil {
 		return false
 	}
 	var l int

@@ -35,6 +35,9 @@ type inodeScratch struct {
 	// csumBad has bit k set when inode k of the current inode-table
 	// block fails its checksum (computed once per block).
 	csumBad [8]uint64
+	// ioIno is the deferred inode whose blocks are being checked (0 when
+	// none): read errors then name it, as e2fsck's process_inodes does.
+	ioIno uint32
 }
 
 func (c *Checker) newScratch() *inodeScratch {
@@ -78,6 +81,9 @@ func (c *Checker) pass1(ctx context.Context) error {
 	if len(c.badBlocks) > 0 {
 		c.inodeBB = bitmap.New(n)
 	}
+	// e2fsck looks /lost+found up here (e2fsck_get_lost_and_found(ctx,
+	// 0)); only the reads show, when the root directory cannot be read.
+	c.lookupNameErr(ondisk.RootIno, "lost+found")
 	groups := uint64(f.Groups)
 	c.progress(1, 0, groups)
 	err := c.runUnits(ctx, int(f.Groups),
@@ -127,22 +133,30 @@ type pass1Scratch struct {
 // group g's inode table that pass 1 reads (0 blocks when none).
 func (c *Checker) usedInodeTable(g uint32) (uint64, uint64) {
 	f := c.fs
-	ipg := f.InodesPerGroup
-	gd := f.Group(g)
-	limit := ipg
-	if c.skipUninit {
-		if gd.Flags()&ondisk.BgInodeUninit != 0 {
-			return 0, 0
-		}
-		if u := gd.ItableUnused(); u <= ipg {
-			limit = ipg - u
-		}
-	}
-	table := gd.InodeTable()
-	if table == 0 || table < f.FirstDataBlock || table+uint64(f.InodeBlocksPerGroup) > f.BlocksCount {
+	limit := c.usedInodes(g)
+	table := f.Group(g).InodeTable()
+	if limit == 0 || table == 0 || table < f.FirstDataBlock || table+uint64(f.InodeBlocksPerGroup) > f.BlocksCount {
 		return 0, 0
 	}
 	return table, (uint64(limit)*uint64(f.InodeSize) + uint64(f.BlockSize) - 1) >> f.BlockBits
+}
+
+// usedInodes returns how many of group g's inodes pass 1 scans: all of
+// them, or with uninit_bg/metadata_csum those before bg_itable_unused
+// (none for an INODE_UNINIT group).
+func (c *Checker) usedInodes(g uint32) uint32 {
+	ipg := c.fs.InodesPerGroup
+	if !c.skipUninit {
+		return ipg
+	}
+	gd := c.fs.Group(g)
+	if gd.Flags()&ondisk.BgInodeUninit != 0 {
+		return 0
+	}
+	if u := gd.ItableUnused(); u <= ipg {
+		return ipg - u
+	}
+	return ipg
 }
 
 // scanGroup checks the used inodes of group g (a work unit).
@@ -155,30 +169,30 @@ func (c *Checker) scanGroup(g uint32) {
 	defer scratchPool.Put(ps)
 	s := ps.s
 	ipg := f.InodesPerGroup
-	gd := f.Group(g)
-	limit := ipg
-	if c.skipUninit {
-		if gd.Flags()&ondisk.BgInodeUninit != 0 {
-			return
-		}
-		if u := gd.ItableUnused(); u <= ipg {
-			limit = ipg - u
-		}
-	}
-	table := gd.InodeTable()
-	if table == 0 || table < f.FirstDataBlock || table+uint64(f.InodeBlocksPerGroup) > f.BlocksCount {
+	limit := c.usedInodes(g)
+	table, blocksNeeded := c.usedInodeTable(g)
+	if blocksNeeded == 0 {
 		return
 	}
-	bytesNeeded := uint64(limit) * uint64(f.InodeSize)
-	blocksNeeded := (bytesNeeded + uint64(f.BlockSize) - 1) >> f.BlockBits
 	ipb := uint64(f.BlockSize / f.InodeSize)
 	for b := uint64(0); b < blocksNeeded; {
 		nb := min(blocksNeeded-b, uint64(len(ps.chunk)/f.BlockSize))
 		buf := ps.chunk[:nb<<f.BlockBits]
-		if f.ReadBlock(table+b, buf) != nil {
-			clear(buf)
-		}
+		readErr := f.ReadBlock(table+b, buf)
 		for bi := uint64(0); bi < nb; bi++ {
+			if readErr != nil && (b+bi)%inodeScanBlocks == 0 {
+				// The library reads this chunk now: its read errors go
+				// through e2fsck's handler here, after the inodes before.
+				cn := min(inodeScanBlocks, nb-bi)
+				if c.retryBlocks(table+b+bi, buf[bi<<f.BlockBits:(bi+cn)<<f.BlockBits], opInodeScan) != nil {
+					last := g*ipg + uint32((b+bi)*ipb)
+					if b+bi == 0 {
+						last = c.lastScannedBefore(g)
+					}
+					c.fix(problem.Problem{Code: problem.PR_1_ISCAN_ERROR, Ino: last, Err: errNextInode})
+					return
+				}
+			}
 			blockBuf := buf[bi<<f.BlockBits : (bi+1)<<f.BlockBits]
 			first := uint32((b+bi)*ipb) + 1
 			if c.badBlocks[table+b+bi] {
@@ -724,7 +738,9 @@ func (c *Checker) processDeferred(s *inodeScratch) {
 		return a.ino < b.ino
 	})
 	for _, d := range c.deferred {
+		s.ioIno = d.ino
 		c.checkBlocks(s, d.ino, d.inode, d.eaQuota)
+		s.ioIno = 0
 		if c.sink.Aborted() {
 			break
 		}

@@ -453,8 +453,16 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 	} else {
 		buf = data
 		if readErr != nil {
+			// The batch read failed: e2fsck reads this block alone, and
+			// its handler may have the error ignored.
+			readErr = c.fs.ReadBlock(db.blk, data)
+			if readErr != nil && c.readFailed(db.blk, readErr, opDirBlock, data) {
+				readErr = nil
+			}
+		}
+		if readErr != nil {
 			q := base
-			q.Code, q.Err = problem.PR_2_READ_DIRBLOCK, readErr.Error()
+			q.Code, q.Err = problem.PR_2_READ_DIRBLOCK, ioErrorText(readErr)
 			if !c.fix(q) {
 				c.stop()
 				return false

@@ -143,7 +143,7 @@ func (c *Checker) validateEA(s *inodeScratch, ino uint32, n ondisk.Inode, blk ui
 		return c.fix(q)
 	}
 	buf := s.blk
-	readErr := f.ReadBlock(blk, buf)
+	readErr := c.readBlockIO(s, blk, buf)
 	x := ondisk.XattrBlock(buf)
 	headerOK := readErr == nil && (x.Magic() == ondisk.XattrMagic || x.Magic() == ondisk.XattrMagicV1) && x.Blocks() == 1
 	failedCsum := false
@@ -165,6 +165,9 @@ func (c *Checker) validateEA(s *inodeScratch, ino uint32, n ondisk.Inode, blk ui
 		if ask(problem.PR_1_EA_MULTI_BLOCK) {
 			return 0, false, 0
 		}
+	}
+	if readErr != nil && ask(problem.PR_1_READ_EA_BLOCK) {
+		return 0, false, 0 // e2fsck asks a second time here
 	}
 	used := regions{max: f.BlockSize}
 	used.add(0, ondisk.XattrHeaderSize)
@@ -327,7 +330,7 @@ func (c *Checker) handleHtree(s *inodeScratch, ino uint32, n ondisk.Inode) bool 
 		return ask(problem.PR_1_HTREE_BADROOT, 0)
 	}
 	buf := s.blk2
-	if f.ReadBlock(blk, buf) != nil && ask(problem.PR_1_HTREE_BADROOT, 0) {
+	if c.readBlockIO(s, blk, buf) != nil && ask(problem.PR_1_HTREE_BADROOT, 0) {
 		return true
 	}
 	root, _ := ondisk.DecodeDxRootInfo(buf)

@@ -54,35 +54,40 @@ const (
 	PromptOptimize                 // "Optimize"
 	PromptClearFlag                // "Clear flag"
 	PromptNull                     // an empty question: the message is the question
+	// The I/O channel's own questions (see channel.go).
+	PromptIgnoreError  // "Ignore error"
+	PromptForceRewrite // "Force rewrite"
 	numPrompts
 )
 
 // promptWords holds, per prompt, the question and the word printed in
 // preen mode (and for latched answers) when the answer is yes.
 var promptWords = [numPrompts][2]string{
-	PromptNone:       {"(no prompt)", "(NONE)"},
-	PromptFix:        {"Fix", "FIXED"},
-	PromptClear:      {"Clear", "CLEARED"},
-	PromptRelocate:   {"Relocate", "RELOCATED"},
-	PromptAllocate:   {"Allocate", "ALLOCATED"},
-	PromptExpand:     {"Expand", "EXPANDED"},
-	PromptConnect:    {"Connect to /lost+found", "RECONNECTED"},
-	PromptCreate:     {"Create", "CREATED"},
-	PromptSalvage:    {"Salvage", "SALVAGED"},
-	PromptTruncate:   {"Truncate", "TRUNCATED"},
-	PromptClearInode: {"Clear inode", "INODE CLEARED"},
-	PromptAbort:      {"Abort", "ABORTED"},
-	PromptSplit:      {"Split", "SPLIT"},
-	PromptContinue:   {"Continue", "CONTINUING"},
-	PromptClone:      {"Clone multiply-claimed blocks", "MULTIPLY-CLAIMED BLOCKS CLONED"},
-	PromptDelete:     {"Delete file", "FILE DELETED"},
-	PromptSuppress:   {"Suppress messages", "SUPPRESSED"},
-	PromptUnlink:     {"Unlink", "UNLINKED"},
-	PromptClearHTree: {"Clear HTree index", "HTREE INDEX CLEARED"},
-	PromptRecreate:   {"Recreate", "WILL RECREATE"},
-	PromptOptimize:   {"Optimize", "WILL OPTIMIZE"},
-	PromptClearFlag:  {"Clear flag", "FLAG CLEARED"},
-	PromptNull:       {"", ""},
+	PromptNone:         {"(no prompt)", "(NONE)"},
+	PromptFix:          {"Fix", "FIXED"},
+	PromptClear:        {"Clear", "CLEARED"},
+	PromptRelocate:     {"Relocate", "RELOCATED"},
+	PromptAllocate:     {"Allocate", "ALLOCATED"},
+	PromptExpand:       {"Expand", "EXPANDED"},
+	PromptConnect:      {"Connect to /lost+found", "RECONNECTED"},
+	PromptCreate:       {"Create", "CREATED"},
+	PromptSalvage:      {"Salvage", "SALVAGED"},
+	PromptTruncate:     {"Truncate", "TRUNCATED"},
+	PromptClearInode:   {"Clear inode", "INODE CLEARED"},
+	PromptAbort:        {"Abort", "ABORTED"},
+	PromptSplit:        {"Split", "SPLIT"},
+	PromptContinue:     {"Continue", "CONTINUING"},
+	PromptClone:        {"Clone multiply-claimed blocks", "MULTIPLY-CLAIMED BLOCKS CLONED"},
+	PromptDelete:       {"Delete file", "FILE DELETED"},
+	PromptSuppress:     {"Suppress messages", "SUPPRESSED"},
+	PromptUnlink:       {"Unlink", "UNLINKED"},
+	PromptClearHTree:   {"Clear HTree index", "HTREE INDEX CLEARED"},
+	PromptRecreate:     {"Recreate", "WILL RECREATE"},
+	PromptOptimize:     {"Optimize", "WILL OPTIMIZE"},
+	PromptClearFlag:    {"Clear flag", "FLAG CLEARED"},
+	PromptNull:         {"", ""},
+	PromptIgnoreError:  {"Ignore error", "IGNORED"},
+	PromptForceRewrite: {"Force rewrite", "REWRITTEN"},
 }
 
 // String returns the question word ("Fix", "Clear inode", ...); it is
@@ -247,10 +252,25 @@ func (l Latch) End() Code {
 	return latchDefs[l].end
 }
 
-// index returns the position of c in defs.
+// all is defs followed by channelDefs: what index positions refer to.
+var all = func() (a [len(defs) + len(channelDefs)]Def) {
+	copy(a[:], defs[:])
+	copy(a[len(defs):], channelDefs[:])
+	return a
+}()
+
+// index returns the position of c in all.
 func index(c Code) (int, bool) {
 	i := sort.Search(len(defs), func(i int) bool { return defs[i].Code >= c })
-	return i, i < len(defs) && defs[i].Code == c
+	if i < len(defs) && defs[i].Code == c {
+		return i, true
+	}
+	for j := range channelDefs {
+		if channelDefs[j].Code == c {
+			return len(defs) + j, true
+		}
+	}
+	return 0, false
 }
 
 // Lookup returns a copy of the catalogue entry for c.
@@ -259,7 +279,7 @@ func Lookup(c Code) (*Def, bool) {
 	if !ok {
 		return nil, false
 	}
-	d := defs[i]
+	d := all[i]
 	return &d, true
 }
 
@@ -272,7 +292,7 @@ func Defs() []Def {
 // "PR_0x%06x" for a code that is not in the catalogue.
 func (c Code) String() string {
 	if i, ok := index(c); ok {
-		return defs[i].Name
+		return all[i].Name
 	}
 	if c == PR_1_ALLOCATE_CASEFOLDED_DIRLIST {
 		return "PR_1_ALLOCATE_CASEFOLDED_DIRLIST"

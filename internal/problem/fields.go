@@ -24,7 +24,7 @@ func Fields(c Code) Field {
 	if !ok {
 		return 0
 	}
-	return templateFields(defs[i].Msg, 0)
+	return templateFields(all[i].Msg, 0)
 }
 
 func templateFields(msg string, depth int) Field {

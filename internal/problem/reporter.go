@@ -145,7 +145,7 @@ type Reporter struct {
 
 	yesToAll  bool // interactive 'a' switched answering to yes
 	yesStreak int  // consecutive interactive yes answers
-	counts    [len(defs)]int
+	counts    [len(all)]int
 	latches   [numLatches]LatchState
 	status    Status
 	depth     int    // nesting of latch questions and chained problems
@@ -289,7 +289,7 @@ func (r *Reporter) Message(p Problem) string {
 	if !ok {
 		return fmt.Sprintf("Unhandled error code (0x%x)!\n", uint32(p.Code))
 	}
-	return r.expand(defs[i].Msg, &p)
+	return r.expand(all[i].Msg, &p)
 }
 
 // Answer returns what Fix would answer for p in a non-interactive mode,
@@ -302,7 +302,7 @@ func (r *Reporter) Answer(p Problem) bool {
 	if !ok || r.Stopped() {
 		return false
 	}
-	d := &defs[i]
+	d := &all[i]
 	if d.Flags&FlagFatal != 0 || d.Prompt == PromptAbort {
 		// Fix stops the run and answers no.
 		return false
@@ -376,7 +376,7 @@ func (r *Reporter) fix(p Problem) int {
 	r.depth++
 	defer func() { r.depth-- }()
 
-	d := &defs[i]
+	d := &all[i]
 	r.counts[i]++
 	r.lastAll = false
 	preen := r.opts.Mode == ModePreen
