@@ -888,7 +888,8 @@ func TestOptimizeDirsDifferential(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
 	testfs.GofsckPath(t)
 	sets := map[string]bool{"ext2": true, "ext3": true, "ext4": true, "ext4-1k": true, "htree": true,
-		"largedir": true, "inline": true, "bigalloc": true, "metabg": true, "ext4-uninit": true}
+		"largedir": true, "inline": true, "bigalloc": true, "metabg": true, "ext4-uninit": true,
+		"casefold": true, "mmp": true, "quota": true, "orphan": true, "eainode": true, "ext4-128": true}
 	for _, d := range fsDefs() {
 		if !sets[d.name] {
 			continue
@@ -899,24 +900,40 @@ func TestOptimizeDirsDifferential(t *testing.T) {
 			for _, dc := range generic(d.name) {
 				img := testfs.CopyImage(t, base)
 				dc.do(&cx{t: t, img: img})
-				gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
-				gout, gexit := testfs.Gofsck(t, gimg, "-fyD")
-				eout, eexit := testfs.E2fsckInPlace(t, eimg, "-fyD")
-				if !strings.Contains(eout, "Pass 3A: Optimizing directories") {
-					t.Errorf("%s: e2fsck -fyD did not optimize:\n%s", dc.name, eout)
+				// A second try when only the bytes differ: the two programs
+				// stamp inode times from their own clocks, which may fall
+				// in different seconds.
+				why, bytesOnly := optimizeBoth(t, img)
+				if bytesOnly {
+					why, _ = optimizeBoth(t, img)
 				}
-				g, e := transcript(gout, gimg), transcript(eout, eimg)
-				if gexit != eexit || g != e {
-					t.Errorf("%s: -fyD exit %d, e2fsck %d; %s\n--- e2fsck:\n%s--- gofsck:\n%s",
-						dc.name, gexit, eexit, firstDiffLine(e, g), e, g)
-					continue
-				}
-				if off, ok := sameRepairedBytes(t, gimg, eimg); !ok {
-					t.Errorf("%s: -fyD images differ first at byte %d", dc.name, off)
+				if why != "" {
+					t.Errorf("%s: %s", dc.name, why)
 				}
 			}
 		})
 	}
+}
+
+// optimizeBoth runs gofsck -fyD and e2fsck -fyD on copies of img and
+// returns how they disagree ("" when they do not), and whether only the
+// repaired bytes differ.
+func optimizeBoth(t *testing.T, img string) (string, bool) {
+	gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+	gout, gexit := testfs.Gofsck(t, gimg, "-fyD")
+	eout, eexit := testfs.E2fsckInPlace(t, eimg, "-fyD")
+	if !strings.Contains(eout, "Pass 3A: Optimizing directories") {
+		return "e2fsck -fyD did not optimize:\n" + eout, false
+	}
+	g, e := transcript(gout, gimg), transcript(eout, eimg)
+	if gexit != eexit || g != e {
+		return fmt.Sprintf("-fyD exit %d, e2fsck %d; %s\n--- e2fsck:\n%s--- gofsck:\n%s",
+			gexit, eexit, firstDiffLine(e, g), e, g), false
+	}
+	if off, ok := sameRepairedBytes(t, gimg, eimg); !ok {
+		return fmt.Sprintf("-fyD images differ first at byte %d", off), true
+	}
+	return "", false
 }
 
 // sameRepairedBytes compares two repaired images byte for byte except the
@@ -940,6 +957,16 @@ func sameRepairedBytes(t *testing.T, a, b string) (int, bool) {
 		o := ondisk.SuperblockOffset + r[0]
 		clear(da[o : o+r[1]])
 		clear(db[o : o+r[1]])
+	}
+	// The MMP block's time, device name and checksum (cmd/gofsck's
+	// TestMMPWaits checks the rest of it).
+	if sb, err := ondisk.NewSuperblock(da[ondisk.SuperblockOffset:]); err == nil && sb.HasIncompat(ondisk.IncompatMMP) {
+		if off := int(sb.MMPBlock()) * sb.BlockSize(); off > 0 && off+ondisk.MMPSize <= len(da) {
+			for _, r := range [][2]int{{0x08, 8}, {0x50, ondisk.MMPBdevNameLen}, {0x3FC, 4}} {
+				clear(da[off+r[0] : off+r[0]+r[1]])
+				clear(db[off+r[0] : off+r[0]+r[1]])
+			}
+		}
 	}
 	for i := range da {
 		if da[i] != db[i] {
