@@ -623,6 +623,9 @@ restart:
 	if rep.Halted() {
 		return rc.halt()
 	}
+	if rep.Status().Cancelled {
+		return rc.cancelledAtPrompt() // tty.go
+	}
 	if errors.Is(err, check.ErrRestart) && ov != nil && restarts < 16 {
 		// Pass 1 cleared an inode part way through its blocks: e2fsck
 		// closes the filesystem and checks it again from the start, on

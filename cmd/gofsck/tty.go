@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"gofsck/internal/problem"
 )
 
 // ttyReader reads interactive answers from a terminal as e2fsck's ask_yn
@@ -51,4 +54,26 @@ func (r ttyReader) Read(p []byte) (int, error) {
 		break
 	}
 	return r.f.Read(p)
+}
+
+// cancelledAtPrompt ends a run interrupted at a question as e2fsck does
+// after its signal handler cancelled the run: "canceled", the fixes made
+// so far kept (e2fsck's are on disk by then; the end-of-run superblock is
+// not written), "MODIFIED" when there were any, "still has errors" when
+// an answer left errors, and exit 32 (with 4 then).
+func (r *repairRun) cancelledAtPrompt() int {
+	fmt.Fprintf(r.stdout, "%s: e2fsck canceled.\n", r.name)
+	modified := r.modified()
+	if !r.flush() {
+		return problem.ExitError
+	}
+	if modified {
+		r.printModified()
+	}
+	code := problem.ExitCancelled
+	if r.rep.Status().Invalid {
+		fmt.Fprintf(r.stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", r.name)
+		code |= problem.ExitUncorrected
+	}
+	return code
 }

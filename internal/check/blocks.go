@@ -123,7 +123,7 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 	if w.isDir {
 		nblock := size >> f.BlockBits
 		if flags&ondisk.FlagInlineData != 0 {
-			sz, ok := inlineDataSize(n)
+			sz, ok := c.libInlineDataSize(n)
 			if !ok {
 				sz = 0
 			}
@@ -223,7 +223,7 @@ func (c *Checker) inlineBlocks(w *blockWalk) {
 		return
 	}
 	c.addDirBlock(w.ino, 0, 0)
-	if sz, ok := inlineDataSize(w.n); ok && sz > ondisk.IBlockSize {
+	if sz, ok := c.libInlineDataSize(w.n); ok && sz > ondisk.IBlockSize {
 		c.addDirBlock(w.ino, 0, 1)
 	}
 }

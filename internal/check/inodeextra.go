@@ -253,22 +253,31 @@ func (c *Checker) checkIsReallyDir(s *inodeScratch, ino uint32, n ondisk.Inode) 
 	inlineFS := c.sb.HasIncompat(ondisk.IncompatInlineData)
 	var buf []byte
 	if inlineFS && flags&ondisk.FlagInlineData != 0 {
-		// The inline area: 4-byte parent then entries; the parent must be sane.
+		// The inline data must be readable with a size that is a multiple
+		// of 4; then the 4-byte parent and the first entry's inode (which
+		// may be 0, not another reserved inode) must be sane and its
+		// rec_len must fit the rest of i_block.
+		sz, ok := c.libInlineDataSize(n)
+		if !ok || sz&3 != 0 {
+			return
+		}
 		ib := n.IBlock()
 		dotdot := binary.LittleEndian.Uint32(ib)
 		if dotdot >= f.InodesCount || (dotdot < f.FirstIno && dotdot != ondisk.RootIno) {
 			return
 		}
 		d, ok := ondisk.DecodeDirent(ib, 4, f.BlockSize)
-		if !ok || d.Ino >= f.InodesCount || (d.Ino < f.FirstIno && d.Ino != ondisk.RootIno) ||
-			d.RecLen > ondisk.IBlockSize-4 || d.RecLen < 12 || d.RecLen%4 != 0 || d.NameLen+8 > d.RecLen {
+		if !ok || d.Ino >= f.InodesCount || (d.Ino < f.FirstIno && d.Ino != 0) ||
+			d.RecLen > ondisk.IBlockSize-4 {
 			return
 		}
 		c.treatAsDirectory(ino, n)
 		return
 	}
 	var blk uint64
+	notDevice := false
 	if extentFS && flags&ondisk.FlagExtents != 0 {
+		notDevice = true // device files are never extent mapped
 		h := ondisk.ExtentHeader(n.IBlock())
 		if h.Verify() != nil || h.Entries() == 0 || h.Depth() != 0 {
 			return
@@ -279,20 +288,25 @@ func (c *Checker) checkIsReallyDir(s *inodeScratch, ino uint32, n ondisk.Inode) 
 		}
 		blk = x.Pblk
 	} else {
-		// Devices with one link and a plausible rdev layout are left alone.
-		if (mode == ondisk.SIFCHR || mode == ondisk.SIFBLK) && n.LinksCount() == 1 {
-			return
-		}
+		// Every block must be in range; one past the fourth rules out a
+		// device.
 		for i := 0; i < ondisk.NBlocks; i++ {
 			b := n.Block(i)
-			if i >= 4 && b != 0 {
-				return
+			if b == 0 {
+				continue
 			}
-			if b != 0 && (uint64(b) < f.FirstDataBlock || uint64(b) >= f.BlocksCount) {
+			if i >= 4 {
+				notDevice = true
+			}
+			if uint64(b) < f.FirstDataBlock || uint64(b) >= f.BlocksCount {
 				return
 			}
 		}
 		blk = uint64(n.Block(0))
+	}
+	// Devices with one link and a plausible rdev layout are left alone.
+	if (mode == ondisk.SIFCHR || mode == ondisk.SIFBLK) && n.LinksCount() == 1 && !notDevice {
+		return
 	}
 	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
 		return
@@ -419,7 +433,7 @@ func (c *Checker) symlinkOK(s *inodeScratch, ino uint32, n ondisk.Inode) bool {
 		if n.Flags()&ondisk.FlagExtents != 0 {
 			return false
 		}
-		sz, ok := c.inlineDataSize(n)
+		sz, ok := c.libInlineDataSize(n)
 		return ok && uint64(sz) == size
 	}
 	encrypted := n.Flags()&ondisk.FlagEncrypt != 0
@@ -482,13 +496,35 @@ func cstrLen(b []byte) int {
 	return len(b)
 }
 
+// libIbodyEA is the in-inode attribute area (magic first) as the
+// library's xattr reader finds it: none when i_extra_isize is below 2 or
+// leaves no room for more than the magic, and corrupt (the reader fails)
+// when i_extra_isize is not a multiple of 4.
+func libIbodyEA(n ondisk.Inode) (area []byte, corrupt bool) {
+	if len(n) <= ondisk.GoodOldInodeSize {
+		return nil, false
+	}
+	extra := int(n.ExtraIsize())
+	if extra < 2 || len(n) <= ondisk.GoodOldInodeSize+extra+4 {
+		return nil, false
+	}
+	if extra&3 != 0 {
+		return nil, true
+	}
+	return n[ondisk.GoodOldInodeSize+extra:], false
+}
+
 // xattrsReadable reports whether the library could read all of an inode's
 // extended attributes: the in-inode entries must fit their area and the
 // EA block, if any, must have a valid header (and checksum).
 func (c *Checker) xattrsReadable(n ondisk.Inode) bool {
 	f := c.fs
 	eaInodeFS := c.sb.HasIncompat(ondisk.IncompatEAInode)
-	if area := n.InlineEA(); len(area) >= 4 && binary.LittleEndian.Uint32(area) == ondisk.XattrMagic {
+	area, corrupt := libIbodyEA(n)
+	if corrupt {
+		return false
+	}
+	if len(area) >= 4 && binary.LittleEndian.Uint32(area) == ondisk.XattrMagic {
 		entries := area[4:]
 		if !xattrLayoutOK(entries, 0, eaInodeFS) {
 			return false

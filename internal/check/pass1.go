@@ -892,12 +892,14 @@ func (c *Checker) hasValidBlocks(n ondisk.Inode) bool {
 	return true
 }
 
-// isFastSymlink reports a symlink whose target lives in i_block.
+// isFastSymlink is e2fsprogs 1.47.0's ext2fs_is_fast_symlink: a symlink
+// whose size is not 0 and below that of i_block, whatever its i_blocks
+// says (check_blocks may then still walk i_block as block numbers).
 func (c *Checker) isFastSymlink(n ondisk.Inode) bool {
-	return n.IsSymlink() && n.Flags()&ondisk.FlagInlineData == 0 && !c.hasValidBlocks(n)
+	return n.IsSymlink() && n.Size() != 0 && n.Size() < ondisk.IBlockSize
 }
 
-// inlineDataSize is the library's inline data size query: like e2fsck it
+// inlineDataSize is pass 1's get_inline_data_ea_size: like e2fsck it
 // reads all of the inode's attributes (in the inode and in its EA block)
 // and fails when any of them is broken or system.data is missing.
 func (c *Checker) inlineDataSize(n ondisk.Inode) (int, bool) {
@@ -907,10 +909,24 @@ func (c *Checker) inlineDataSize(n ondisk.Inode) (int, bool) {
 	return inlineDataSize(n)
 }
 
+// libInlineDataSize is the library's ext2fs_inline_data_size: it fails
+// when the inode has no INLINE_DATA_FL or an attribute cannot be read,
+// and a missing system.data counts as an empty one (the size is then
+// that of i_block alone).
+func (c *Checker) libInlineDataSize(n ondisk.Inode) (int, bool) {
+	if n.Flags()&ondisk.FlagInlineData == 0 || !c.xattrsReadable(n) {
+		return 0, false
+	}
+	if sz, ok := inlineDataSize(n); ok {
+		return sz, true
+	}
+	return ondisk.IBlockSize, true
+}
+
 // inlineDataSize returns the size of an inline-data inode's data (i_block
 // plus system.data) and whether the system.data attribute was found.
 func inlineDataSize(n ondisk.Inode) (int, bool) {
-	area := n.InlineEA()
+	area, _ := libIbodyEA(n)
 	if len(area) < 4 || binary.LittleEndian.Uint32(area) != ondisk.XattrMagic {
 		return 0, false
 	}

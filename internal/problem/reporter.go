@@ -154,6 +154,9 @@ type Reporter struct {
 	// lastAll: the current problem's question was answered 'a' (e2fsck's
 	// ask_yn returns 2 then, which some callers do not take as yes).
 	lastAll bool
+	// inRun: a pass header was reported, so the passes run (e2fsck_run,
+	// whose abort jump an interrupted question takes).
+	inRun bool
 }
 
 var _ Fixer = (*Reporter)(nil)
@@ -229,6 +232,7 @@ func (r *Reporter) Count(c Code) int {
 // Header prints a pass header (PR_1_PASS_HEADER, ...). Headers are not
 // printed when preening.
 func (r *Reporter) Header(c Code) {
+	r.inRun = true
 	if r.opts.Mode == ModePreen {
 		return
 	}
@@ -489,7 +493,7 @@ func (r *Reporter) fix(p Problem) int {
 			answer = b2i(r.ask(d.Prompt.String(), def))
 			answerText = r.answered
 		}
-		if answer == 0 && d.Flags&FlagNoOK == 0 {
+		if answer == 0 && d.Flags&FlagNoOK == 0 && !(r.status.Cancelled && r.inRun) {
 			r.status.Invalid = true
 		}
 		if printAnswer && !suppress {
@@ -585,8 +589,14 @@ func (r *Reporter) askYN(prompt string, def bool) bool {
 		}
 		switch c {
 		case 3: // Ctrl-C
-			r.print("cancelled!\n")
-			r.answered = q + "cancelled!\n"
+			word := "cancelled!\n"
+			if r.inRun {
+				// In the passes e2fsck jumps out of the question: a bare
+				// newline, and the run ends as cancelled.
+				word = "\n"
+			}
+			r.print(word)
+			r.answered = q + word
 			r.yesStreak = 0
 			r.status.Cancelled = true
 			return false
