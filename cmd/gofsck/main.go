@@ -575,6 +575,7 @@ restart:
 				return code
 			}
 			f, restarted = nf, true
+			mmp.recovered(f)
 			goto restart
 		}
 		fmt.Fprintln(stdout, "Warning: skipping journal recovery because doing a read-only filesystem check.")

@@ -32,7 +32,9 @@ import (
 //     waited on again, then the "fsck running" sequence is written;
 //   - between the passes, at most once a minute, the block is checked to
 //     be as written and its time refreshed (ext2fs_mmp_update);
-//   - when the run ends the clean sequence is written (ext2fs_mmp_stop).
+//   - when the run ends the clean sequence is written (ext2fs_mmp_stop);
+//   - a journal recovery stops and starts the protocol twice, as e2fsck's
+//     reopen after the replay and its restart do.
 //
 // MMP writes reach the device at once, not through the Overlay, so that
 // other nodes see them: they are the protocol, not fixes, and do not make
@@ -109,6 +111,18 @@ func (m *mmpRun) begin(ctx context.Context, o *options, f *fs.FS, ov *blockdev.O
 		return problem.ExitError, false
 	}
 	return 0, true
+}
+
+// recovered is the reopen inside e2fsck's journal recovery: the protocol
+// is stopped and started again on the recovered filesystem (and once more
+// by the restart that follows, in begin). A failure here shows in begin.
+func (m *mmpRun) recovered(f *fs.FS) {
+	if !m.started {
+		return
+	}
+	m.f = f
+	m.stop(false)
+	m.start()
 }
 
 // fatalMMP ends the run as e2fsck's fatal_error does before the
