@@ -274,14 +274,28 @@ func (c *Checker) iterateBlocks(s *inodeScratch, n ondisk.Inode, visit func(b ui
 		if root.Verify() != nil {
 			return
 		}
+		// The library keeps a running logical block count: a leaf
+		// extent that ends at or before it is skipped, and one that
+		// starts before it (an overlap) has its physical start advanced
+		// by the overlap while its logical numbers still start at e_lblk.
+		var blockcnt uint64
 		var walk func(h ondisk.ExtentHeader, level, depth int)
 		walk = func(h ondisk.ExtentHeader, level, depth int) {
 			for i := 0; i < int(h.Entries()); i++ {
 				if level == depth {
 					e := h.Leaf(i)
-					for k := uint64(0); k < uint64(e.Len); k++ {
-						visit(e.Pblk+k, int64(uint64(e.Lblk)+k))
+					lblk, l := uint64(e.Lblk), uint64(e.Len)
+					if lblk+l <= blockcnt {
+						continue
 					}
+					if lblk > blockcnt {
+						blockcnt = lblk
+					}
+					pblk := e.Pblk + (blockcnt - lblk)
+					for k := uint64(0); k < l; k++ {
+						visit(pblk+k, int64(lblk+k))
+					}
+					blockcnt = lblk + l
 					continue
 				}
 				e := h.Idx(i)

@@ -1459,7 +1459,7 @@ func updateParents(blocks []dxBlock, typ uint8) {
 		if x.flags&dxFlagFirst != 0 {
 			parent.minHash = x.minHash
 			if parent.previous != 0 && int(parent.previous) < len(blocks) {
-				blocks[parent.previous].nodeMaxHash = parent.maxHash
+				blocks[parent.previous].nodeMaxHash = parent.minHash
 			}
 		}
 		if x.flags&dxFlagLast != 0 {
