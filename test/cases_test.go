@@ -340,6 +340,8 @@ func htreeRootCases() []dcase {
 		dbgCase("htree-index-fl-on-small-dir", "sif /dir/sub flags 0x81000"),
 		dbgCase("htree-unlink-entry", "unlink /dir/bigdir/entry-with-a-long-name-00007"),
 		do("htree-leaf-reclen", func(c *cx) { c.writeBlock(c.data(htreeDir, 2), 4, le16(4)) }),
+		// 2 GiB: needs large_dir (PR_2_FEATURE_LARGE_DIRS) besides the size fix.
+		do("htree-size-2g", func(c *cx) { c.dbgf("sif %s size 2147483648", htreeDir) }),
 	}
 }
 

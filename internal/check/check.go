@@ -99,6 +99,7 @@ type Stats struct {
 	Symlinks, FastSymlinks uint32
 	Links                  uint32
 	LargeFiles             uint32
+	LargeDirs              uint32 // htree directories needing large_dir
 	Ind, Dind, Tind        uint32
 	BadBlocks              uint32
 	ExtentDepth            [5]uint32
@@ -350,6 +351,7 @@ func (s *Stats) add(o *Stats) {
 	s.FastSymlinks += o.FastSymlinks
 	s.Links += o.Links
 	s.LargeFiles += o.LargeFiles
+	s.LargeDirs += o.LargeDirs
 	s.Ind += o.Ind
 	s.Dind += o.Dind
 	s.Tind += o.Tind

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
 
@@ -29,6 +30,7 @@ func (c *Checker) endPass1() error {
 		}
 		return ErrRestart
 	}
+	c.checkLargeDirFeature()
 	if c.dupCount > 0 && !c.sink.Aborted() {
 		if c.opt.Preen {
 			c.fix(problem.Problem{Code: problem.PR_1_DUP_BLOCKS_PREENSTOP})
@@ -36,4 +38,23 @@ func (c *Checker) endPass1() error {
 		c.passDup()
 	}
 	return nil
+}
+
+func init() { canRepair(problem.PR_2_FEATURE_LARGE_DIRS) }
+
+// checkLargeDirFeature is e2fsck's check at the end of pass 1: an htree
+// with three levels below its root, or a directory of 2 GiB or more,
+// needs the large_dir feature (PR_2_FEATURE_LARGE_DIRS), which a yes sets
+// in every superblock.
+func (c *Checker) checkLargeDirFeature() {
+	if c.stats.LargeDirs == 0 || c.sb.HasIncompat(ondisk.IncompatLargeDir) || c.sink.Aborted() {
+		return
+	}
+	if c.fix(problem.Problem{Code: problem.PR_2_FEATURE_LARGE_DIRS}) && c.repairing() {
+		c.sb.SetFeatureIncompat(c.sb.FeatureIncompat() | ondisk.IncompatLargeDir)
+		c.writeAllSupers()
+	}
+	if c.sb.RevLevel() == 0 {
+		c.fix(problem.Problem{Code: problem.PR_1_FS_REV_LEVEL})
+	}
 }

@@ -369,6 +369,9 @@ func (c *Checker) handleHtree(s *inodeScratch, ino uint32, n ondisk.Inode) bool 
 			return true
 		}
 	}
+	if levels > 2 || n.Size() >= 1<<31 {
+		c.stats.LargeDirs++ // needs large_dir (checked at the end of pass 1)
+	}
 	return false
 }
 
