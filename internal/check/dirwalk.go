@@ -222,8 +222,9 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 		if n.Flags()&ondisk.FlagEncrypt != 0 {
 			q := p
 			q.Code = problem.PR_2_NON_UNIQUE_FILE_NO_RENAME
-			c.fix(q)
-			continue
+			if c.fix(q) {
+				continue
+			}
 		}
 		newName := append([]byte(nil), e.name...)
 		newName = mutateName(newName)
@@ -236,7 +237,7 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 		}
 		q := p
 		q.Code = problem.PR_2_NON_UNIQUE_FILE
-		q.Str = string(newName)
+		q.Str = string(newName[:cstrLen(newName)]) // printed with %s: up to a NUL
 		c.fix(q)
 	}
 }

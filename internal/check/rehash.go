@@ -259,7 +259,7 @@ func (c *Checker) fixDuplicates(dir uint32, n ondisk.Inode, ents []hashEntry, hv
 		}
 		q := p
 		q.Code = problem.PR_2_NON_UNIQUE_FILE
-		q.Str = string(newName)
+		q.Str = string(newName[:cstrLen(newName)]) // printed with %s: up to a NUL
 		if c.fix(q) {
 			e.name = newName
 			e.hash, e.minor, _ = hashName(fo, hv, newName, seed)
