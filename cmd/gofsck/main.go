@@ -262,10 +262,14 @@ func openFS(o *options, stdout, stderr io.Writer) (blockdev.Device, *fs.FS, int)
 			fmt.Fprintln(stdout, "Possibly non-existent device?")
 		case "directory":
 			fatal(o, stderr, "Is a directory while trying to open %s", o.device)
-			fmt.Fprintf(stdout, badSuperHint, o.prog, o.prog, o.prog)
+			printSbCorrupt(o, stdout)
 		case "permission":
 			fatal(o, stderr, "Permission denied while trying to open %s", o.device)
-			fmt.Fprintln(stdout, "You must have r/o access to the filesystem or be root")
+			access := "r/o"
+			if !readOnly {
+				access = "r/w"
+			}
+			fmt.Fprintf(stdout, "You must have %s access to the filesystem or be root\n", access)
 		case "type":
 			fatal(o, stderr, "%s is not a regular file or block device", o.device)
 		case "busy":
@@ -354,14 +358,31 @@ func openWithFallback(o *options, dev blockdev.Device, stdout, stderr io.Writer)
 			fmt.Fprintf(stdout, "%s: Trying to load superblock despite errors...\n", o.prog)
 			relaxed = true
 			continue
+		case errors.Is(err, fs.ErrRevTooHigh):
+			fmt.Fprintf(stdout, "The filesystem revision is apparently too high for this version of %s.\n(Or the filesystem superblock is corrupt)\n\n", o.prog)
+			printSbCorrupt(o, stdout)
 		default:
-			fmt.Fprintf(stdout, badSuperHint, o.prog, o.prog, o.prog)
+			printSbCorrupt(o, stdout)
 			if errors.Is(err, fs.ErrBadMagic) {
 				reportForeign(stdout, o.device, dev)
 			}
 		}
 		return nil, err
 	}
+}
+
+// printSbCorrupt prints e2fsck's PR_0_SB_CORRUPT hint; like any problem
+// message it starts with "device: " when preening (the name given with -N,
+// else the path: no superblock was read).
+func printSbCorrupt(o *options, stdout io.Writer) {
+	if o.preen {
+		name := o.name
+		if name == "" {
+			name = o.device
+		}
+		fmt.Fprintf(stdout, "%s: ", name)
+	}
+	fmt.Fprintf(stdout, badSuperHint, o.prog, o.prog, o.prog)
 }
 
 // backupSuperblock picks the backup superblock e2fsck would try: the
