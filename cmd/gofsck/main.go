@@ -509,8 +509,10 @@ restart:
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "%s has unsupported feature(s): %s\n", o.device, ondisk.FeatureString(ue.Compat, ue.Incompat, ue.RoCompat))
 			fatal(o, stderr, "Get a newer version of gofsck!")
-			if ue.Incompat != 0 {
-				// Refused by the library's open: nothing else is printed.
+			if ue.Incompat != 0 || ue.RoCompat != 0 && o.mode != problem.ModeNo {
+				// Refused by the library's open (unknown ro_compat
+				// features only when opening for writing): nothing else
+				// is printed.
 				return problem.ExitError
 			}
 			// Refused by e2fsck after opening: its fatal_error reports the
