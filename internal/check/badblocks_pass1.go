@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/binary"
 
+	"gofsck/internal/bitmap"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -78,6 +79,9 @@ var bbIterErrors = [4]string{"", "Illegal indirect block found", "Illegal doubly
 // successful read).
 func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisit) string {
 	f := c.fs
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		return c.iterateBadBlocksExtents(n, visit)
+	}
 	per := int64(f.BlockSize / 4)
 	spans := [4]int64{1, per, per * per, per * per * per}
 	errMsg := ""
@@ -185,6 +189,76 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 	return ""
 }
 
+// iterateBadBlocksExtents walks an extent-mapped inode 1 as the
+// library's extent iterator does without depth order: each index entry is
+// offered (block count -1) before its subtree, each leaf's blocks in
+// order. A root that does not verify is not walked and is no error (the
+// extent handle cannot be opened); a child node that cannot be read or
+// does not verify ends the walk with the error. Clearing is not
+// supported here (checkBadBlocksInode never asks for it).
+func (c *Checker) iterateBadBlocksExtents(n ondisk.Inode, visit bbVisit) string {
+	f := c.fs
+	root := ondisk.ExtentHeader(n.IBlock())
+	if root.Verify() != nil {
+		return ""
+	}
+	errMsg := ""
+	budget := bbVisitBudget
+	bc := int64(0)
+	var walk func(h ondisk.ExtentHeader, depth int) bool
+	walk = func(h ondisk.ExtentHeader, depth int) bool {
+		for i := 0; i < int(h.Entries()); i++ {
+			if budget--; budget < 0 {
+				return true
+			}
+			if depth > 0 {
+				leaf := h.Idx(i).Leaf
+				if _, ab := visit(leaf, -1); ab {
+					return true
+				}
+				buf := make([]byte, f.BlockSize)
+				if f.ReadBlock(leaf, buf) != nil {
+					errMsg = "Attempt to read block from filesystem resulted in short read"
+					return true
+				}
+				child := ondisk.ExtentHeader(buf)
+				if child.Verify() != nil || int(child.Depth()) != depth-1 {
+					errMsg = "Corrupt extent header"
+					return true
+				}
+				if walk(child, depth-1) {
+					return true
+				}
+				continue
+			}
+			e := h.Leaf(i)
+			lblk, length := int64(e.Lblk), int64(e.Len)
+			if lblk+length <= bc {
+				continue
+			}
+			if lblk > bc {
+				bc = lblk
+			}
+			blk := e.Pblk + uint64(bc-lblk)
+			for j := int64(0); j < length; j++ {
+				if budget--; budget < 0 {
+					return true
+				}
+				if _, ab := visit(blk, lblk+j); ab {
+					return true
+				}
+				blk++
+			}
+			bc = lblk + length
+		}
+		return false
+	}
+	if walk(root, int(root.Depth())) && errMsg != "" {
+		return errMsg
+	}
+	return ""
+}
+
 // readBBInode reads inode 1 as ext2fs_read_inode does: with
 // metadata_csum a checksum failure is an error.
 func (c *Checker) readBBInode() (ondisk.Inode, string) {
@@ -213,7 +287,7 @@ func (c *Checker) readBBInode() (ondisk.Inode, string) {
 // command prints it as "<prog>: <error> while reading bad blocks inode".
 func (c *Checker) BadBlocksInodeError() string {
 	n, msg := c.readBBInode()
-	if msg != "" || n.Flags()&(ondisk.FlagExtents|ondisk.FlagInlineData) != 0 {
+	if msg != "" || n.Flags()&ondisk.FlagInlineData != 0 {
 		return msg
 	}
 	return c.iterateBadBlocksInode(n, false, func(uint64, int64) (bool, bool) { return false, false })
@@ -226,7 +300,7 @@ func (c *Checker) BadBlocksInodeError() string {
 func (c *Checker) readBadBlocksList(_ *inodeScratch) {
 	f := c.fs
 	n, msg := c.readBBInode()
-	if msg != "" || n.Flags()&(ondisk.FlagExtents|ondisk.FlagInlineData) != 0 {
+	if msg != "" || n.Flags()&ondisk.FlagInlineData != 0 {
 		return
 	}
 	c.iterateBadBlocksInode(n, false, func(b uint64, blockcnt int64) (bool, bool) {
@@ -246,7 +320,7 @@ func (c *Checker) readBadBlocksList(_ *inodeScratch) {
 // already in use must be group metadata, which is then reported.
 func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inode) {
 	f := c.fs
-	if n.Flags()&(ondisk.FlagExtents|ondisk.FlagInlineData) != 0 {
+	if n.Flags()&ondisk.FlagInlineData != 0 {
 		return
 	}
 	// Inode 1 is the first inode e2fsck scans: what it finds in use are
@@ -267,6 +341,14 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 	var ind [3]uint64
 	for i := range ind {
 		ind[i] = uint64(n.Block(12 + i))
+	}
+	if n.Flags()&ondisk.FlagExtents != 0 && c.repairing() {
+		// Taking a block off an extent-mapped list (ext2fs_extent_set_bmap)
+		// is not implemented: stop before a problem that may need it.
+		if code := c.bbExtentClearNeeded(n, found.Clone(), ind); code != 0 {
+			c.unsupported(code)
+			return
+		}
 	}
 	errMsg := c.iterateBadBlocksInode(n, c.repairing(), func(b uint64, blockcnt int64) (bool, bool) {
 		if c.sink.Aborted() {
@@ -322,6 +404,38 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 			c.abort = true
 		}
 	}
+}
+
+// bbExtentClearNeeded walks an extent-mapped inode 1 as
+// checkBadBlocksInode does, without reporting, and returns the first
+// problem whose "yes" would take a block off the list (0 if none). found
+// is a copy of the blocks in use before inode 1.
+func (c *Checker) bbExtentClearNeeded(n ondisk.Inode, found *bitmap.Bitmap, ind [3]uint64) problem.Code {
+	f := c.fs
+	meta := found.Clone()
+	var code problem.Code
+	c.iterateBadBlocksInode(n, false, func(b uint64, blockcnt int64) (bool, bool) {
+		if b < f.FirstDataBlock || b >= f.BlocksCount {
+			code = problem.PR_1_BB_ILLEGAL_BLOCK_NUM
+			return false, true
+		}
+		cl := f.ClusterOf(b)
+		switch {
+		case blockcnt < 0 && meta.Test(cl):
+			code = problem.PR_1_BB_FS_BLOCK
+		case blockcnt < 0 && found.Test(cl):
+			code = problem.PR_1_BBINODE_BAD_METABLOCK
+		case !found.Test(cl):
+			found.Set(cl)
+		default:
+			switch o := c.findBadBlockOwner(ind, b); o.code {
+			case problem.PR_1_BAD_PRIMARY_SUPERBLOCK, problem.PR_1_BAD_PRIMARY_GROUP_DESCRIPTOR, problem.PR_1_BBINODE_BAD_METABLOCK:
+				code = o.code
+			}
+		}
+		return false, code != 0
+	})
+	return code
 }
 
 // bbOwner is what a listed block already in use belongs to: the problem
