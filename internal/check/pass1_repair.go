@@ -290,9 +290,21 @@ func (c *Checker) FlushForRestart() error {
 	if !c.repairing() {
 		return nil
 	}
-	if !bytes.Equal(c.fs.SB, c.repair.origSB) || !bytes.Equal(c.fs.GDT(), c.repair.origGDT) {
+	if !bytes.Equal(c.fs.SB, c.repair.origSB) || !bytes.Equal(c.fs.GDT(), c.repair.origGDT) || c.superDirtyQuietly() {
 		c.sb.SetWtime(uint32(c.opt.Now.Unix()))
 		c.writeSuperAndGDT(c.relocatedMeta())
 	}
 	return c.WriteError()
+}
+
+// superDirtyQuietly reports a superblock changed by a fix that marks it
+// dirty without counting as a change (a generated UUID, a time set back):
+// the in-memory copy differs from the primary on the device. e2fsck's
+// close before a restart writes it, and the check that follows reads it.
+func (c *Checker) superDirtyQuietly() bool {
+	buf := make([]byte, ondisk.SuperblockSize)
+	if _, err := c.fs.Dev.ReadAt(buf, 1024); err != nil {
+		return false
+	}
+	return len(c.fs.SB) >= ondisk.SuperblockSize && !bytes.Equal(buf, c.fs.SB[:ondisk.SuperblockSize])
 }

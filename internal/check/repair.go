@@ -248,6 +248,11 @@ func (c *Checker) Changed() bool {
 	if c.repair.bitmapsDirty || c.fs.Dev.Stats().WriteOps > uint64(c.repair.uncounted.Load()) {
 		return true
 	}
+	if c.fs.SBBlock != uint64(ondisk.SuperblockOffset)>>c.fs.BlockBits {
+		// Checking from a backup superblock, e2fsck marks the
+		// superblock dirty at once, which counts as a change.
+		return true
+	}
 	return !bytes.Equal(c.fs.SB, c.repair.origSB) || !bytes.Equal(c.fs.GDT(), c.repair.origGDT)
 }
 
