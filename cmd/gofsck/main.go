@@ -318,7 +318,10 @@ func openWithFallback(o *options, dev blockdev.Device, stdout, stderr io.Writer)
 			descErr = f.CheckDesc()
 		}
 		origErr := err
-		if o.superblk == 0 && !o.preen && (isCorrupt(err) || errors.Is(err, fs.ErrSbCsum) || descErr != nil) {
+		// A bad descriptor size is not among the open errors e2fsck
+		// answers with the backups: it goes straight to the relaxed retry.
+		backup := isCorrupt(err) && !errors.Is(err, fs.ErrBadDescSize) || errors.Is(err, fs.ErrSbCsum) || descErr != nil
+		if o.superblk == 0 && !o.preen && backup {
 			if err != nil {
 				fmt.Fprintf(stdout, "ext2fs_open2: %s\n", describe(err))
 			}
