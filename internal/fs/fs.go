@@ -258,7 +258,11 @@ func (f *FS) geometry() error {
 	}
 	if sb.Is64bit() {
 		ds := int(sb.RawDescSize())
-		if ds < ondisk.GroupDescSize64 || ds > ondisk.MaxGroupDescSize || (bits.OnesCount(uint(ds)) != 1 && !f.relaxed) {
+		valid := ds >= ondisk.GroupDescSize64 && ds <= ondisk.MaxGroupDescSize && bits.OnesCount(uint(ds)) == 1
+		// Relaxed, the library takes s_desc_size as it is; gofsck still
+		// refuses sizes that leave no whole 32-byte descriptor or none per
+		// block (e2fsck divides by zero on those).
+		if !valid && !(f.relaxed && ds >= ondisk.GroupDescSize32 && ds <= f.BlockSize) {
 			return ErrBadDescSize
 		}
 		f.DescSize = ds
