@@ -32,6 +32,7 @@ type cloneState struct {
 	saveBlk    uint64
 	buf        []byte
 	clusters   map[uint64]*dupCluster
+	orig       ondisk.Inode   // the inode before cloning (bigalloc only)
 	dirBlocks  map[uint32]int // logical block -> index in c.dblist
 	err        string         // an allocation or read failure (clone_struct's errcode)
 	iterErr    string         // the block iteration failed (remapping an extent)
@@ -82,13 +83,20 @@ func (cs *cloneState) block(b uint64, blockcnt int64) (uint64, bool) {
 			return b, false
 		}
 		cs.dupCluster = lc
-		nb, ok := c.allocBlock(0)
-		if !ok {
-			cs.err = "Could not allocate block in ext2 filesystem"
-			return b, false
+		// An implied cluster allocation first: when another block of
+		// this logical cluster maps to a different physical cluster,
+		// the block moves into that one and nothing is allocated.
+		if nb := cs.impliedCluster(uint64(blockcnt)); nb != 0 && f.ClusterOf(nb) != f.ClusterOf(b) {
+			newBlk = nb
+		} else {
+			nb, ok := c.allocBlock(0)
+			if !ok {
+				cs.err = "Could not allocate block in ext2 filesystem"
+				return b, false
+			}
+			newBlk = nb
 		}
-		cs.allocBlock = nb
-		newBlk = nb
+		cs.allocBlock = newBlk
 	}
 	newBlk = newBlk&^mask + uint64(blockcnt)&mask
 	if cs.dir && blockcnt >= 0 {
@@ -114,6 +122,69 @@ func (cs *cloneState) block(b uint64, blockcnt int64) (uint64, bool) {
 	return newBlk, true
 }
 
+// impliedCluster is ext2fs_map_cluster_block on the inode as pass 1B
+// read it (the library's clone_struct keeps that copy, so the root is
+// not the one being remapped): on a bigalloc filesystem, the first other
+// block of lblk's logical cluster that the extent tree maps (uninit
+// extents included) gives the physical block lblk would have in the same
+// physical cluster; 0 when there is none.
+func (cs *cloneState) impliedCluster(lblk uint64) uint64 {
+	c := cs.c
+	f := c.fs
+	n := cs.orig
+	if f.ClusterBits == 0 || n == nil || n.Flags()&ondisk.FlagExtents == 0 || lblk >= 1<<32 {
+		return 0
+	}
+	ratio := uint64(1) << f.ClusterBits
+	base := lblk &^ (ratio - 1)
+	buf := make([]byte, f.BlockSize)
+	for i := uint64(0); i < ratio; i++ {
+		if base+i == lblk {
+			continue
+		}
+		if p := cs.mapped(n, base+i, buf); p != 0 {
+			return p - i + (lblk - base)
+		}
+	}
+	return 0
+}
+
+// mapped is the physical block the extent tree of n maps lblk to, 0 for
+// a hole or a tree that cannot be followed.
+func (cs *cloneState) mapped(n ondisk.Inode, lblk uint64, buf []byte) uint64 {
+	f := cs.c.fs
+	node := ondisk.ExtentHeader(n.IBlock())
+	for level := 0; level <= cloneMaxDepth; level++ {
+		if node.Verify() != nil {
+			return 0
+		}
+		if node.Depth() == 0 {
+			for i := 0; i < int(node.Entries()); i++ {
+				e := node.Leaf(i)
+				if uint64(e.Lblk) <= lblk && lblk < uint64(e.Lblk)+uint64(e.Len) {
+					return e.Pblk + (lblk - uint64(e.Lblk))
+				}
+			}
+			return 0
+		}
+		next := -1
+		for i := 0; i < int(node.Entries()); i++ {
+			if uint64(node.Idx(i).Lblk) <= lblk {
+				next = i
+			}
+		}
+		if next < 0 {
+			return 0
+		}
+		blk := node.Idx(next).Leaf
+		if blk < f.FirstDataBlock || blk >= f.BlocksCount || f.ReadBlock(blk, buf) != nil {
+			return 0
+		}
+		node = ondisk.ExtentHeader(buf)
+	}
+	return 0
+}
+
 // cloneFile clones the shared blocks of di's inode; it returns the error
 // message of a failure ("" on success).
 func (c *Checker) cloneFile(di *dupInode, inodes map[uint32]*dupInode, clusters map[uint64]*dupCluster) string {
@@ -130,6 +201,9 @@ func (c *Checker) cloneFile(di *dupInode, inodes map[uint32]*dupInode, clusters 
 		}
 	}
 	n := ondisk.Inode(di.inode)
+	if f.ClusterBits != 0 {
+		cs.orig = append(ondisk.Inode(nil), n...)
+	}
 	if c.hasValidBlocks(n) {
 		var changed bool
 		if n.Flags()&ondisk.FlagExtents != 0 {
