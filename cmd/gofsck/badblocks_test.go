@@ -66,12 +66,19 @@ func TestBadBlocksListMatchesE2fsck(t *testing.T) {
 	big := writeList(t, "big", seqList(5000, 5400))
 	small := writeList(t, "small", "20000\n  7000 trailing words\n7000\nabc\n\n0\n99999999\n+9000\n")
 	more := writeList(t, "more", seqList(5390, 5410)+"6000\n")
+	// Descending, with every number twice: the list is sorted and unique.
+	var desc strings.Builder
+	for i := 5600; i >= 5450; i-- {
+		fmt.Fprintf(&desc, "%d\n%d\n", i, i)
+	}
+	reversed := writeList(t, "reversed", desc.String())
 	cases := []bbCase{
 		{name: "add-big", args: []string{"-fy", "-l", big}},
 		{name: "replace-small", args: []string{"-fy", "-L", small}},
 		{name: "add-to-existing", damage: nil, args: []string{"-fy", "-l", more}},
 		{name: "replace-existing", args: []string{"-fy", "-L", small}},
 		{name: "preen-add", args: []string{"-p", "-l", small}},
+		{name: "add-reversed-to-existing", args: []string{"-fy", "-l", reversed}},
 		{name: "illegal-in-inode", damage: []string{"sif <1> block[2] 99999999", "sif <1> block[IND] 88888888"}, args: []string{"-fy", "-l", small}},
 	}
 	for name, spec := range specs {

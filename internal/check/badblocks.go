@@ -83,9 +83,9 @@ func (c *Checker) UpdateBadBlocks(u BadBlocksUpdate) error {
 	if w.sanitize(n, u.Out); w.err != nil {
 		return w.err
 	}
-	var list []uint64
+	list := &bbList{}
 	if !u.Replace {
-		list = c.bbInodeList(n, w)
+		c.bbInodeList(n, w, list)
 		if w.err != nil {
 			return w.err
 		}
@@ -94,22 +94,22 @@ func (c *Checker) UpdateBadBlocks(u BadBlocksUpdate) error {
 	if err != nil {
 		return &BadBlocksError{Msg: err.Error()}
 	}
-	list, err = readBadBlocksNumbers(r, list, f.FirstDataBlock, f.BlocksCount, u.Out)
+	err = readBadBlocksNumbers(r, list, f.FirstDataBlock, f.BlocksCount, u.Out)
 	r.Close()
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(u.Out, "%s: Updating bad block inode.\n", u.Device)
-	return c.rebuildBadBlocksInode(n, list, w)
+	return c.rebuildBadBlocksInode(n, list.sorted(), w)
 }
 
-// readBadBlocksNumbers adds the numbers of r to the sorted list as
+// readBadBlocksNumbers adds the numbers of r to the list as
 // ext2fs_read_bb_FILE does: each line (read in pieces of at most 127
 // bytes, as fgets with a 128-byte buffer) starts with an unsigned decimal
 // number after optional blanks and sign, or is skipped; a number out of
 // the filesystem is reported and ignored; one that does not fit in 32 bits
 // ends the read with EOVERFLOW.
-func readBadBlocksNumbers(r io.Reader, list []uint64, first, count uint64, out io.Writer) ([]uint64, error) {
+func readBadBlocksNumbers(r io.Reader, list *bbList, first, count uint64, out io.Writer) error {
 	br := bufio.NewReader(r)
 	line := make([]byte, 0, 128)
 	for {
@@ -125,20 +125,20 @@ func readBadBlocksNumbers(r io.Reader, list []uint64, first, count uint64, out i
 			}
 		}
 		if len(line) == 0 {
-			return list, nil
+			return nil
 		}
 		v, ok := scanUllong(line)
 		if !ok {
 			continue
 		}
 		if v>>32 != 0 {
-			return list, &BadBlocksError{Msg: "ext2fs_read_bb_FILE: Value too large for defined data type while reading in list of bad blocks from file"}
+			return &BadBlocksError{Msg: "ext2fs_read_bb_FILE: Value too large for defined data type while reading in list of bad blocks from file"}
 		}
 		if v < first || v >= count {
 			fmt.Fprintf(out, "Bad block %d out of range; ignored.\n", uint32(v))
 			continue
 		}
-		list = bbListAdd(list, v)
+		list.add(v)
 	}
 }
 
@@ -177,14 +177,29 @@ func scanUllong(s []byte) (uint64, bool) {
 	return v, true
 }
 
-// bbListAdd inserts b into the sorted list unless it is there
-// (ext2fs_badblocks_list_add).
-func bbListAdd(list []uint64, b uint64) []uint64 {
-	i, found := slices.BinarySearch(list, b)
-	if found {
-		return list
+// bbList is a bad-block list being built (ext2fs_badblocks_list): a set,
+// sorted once it is complete, so that any input order costs n log n.
+type bbList struct {
+	seen map[uint64]struct{}
+	list []uint64
+}
+
+// add puts b in the list unless it is there (ext2fs_badblocks_list_add).
+func (l *bbList) add(b uint64) {
+	if l.seen == nil {
+		l.seen = map[uint64]struct{}{}
 	}
-	return slices.Insert(list, i, b)
+	if _, ok := l.seen[b]; ok {
+		return
+	}
+	l.seen[b] = struct{}{}
+	l.list = append(l.list, b)
+}
+
+// sorted returns the list in ascending order.
+func (l *bbList) sorted() []uint64 {
+	slices.Sort(l.list)
+	return l.list
 }
 
 // bbWalk is the state of the walks over inode 1's block map.
@@ -289,8 +304,7 @@ func (w *bbWalk) sanitize(n ondisk.Inode, out io.Writer) {
 
 // bbInodeList is ext2fs_read_bb_inode: the in-range data blocks of inode
 // 1, sorted and unique.
-func (c *Checker) bbInodeList(n ondisk.Inode, w *bbWalk) []uint64 {
-	var list []uint64
+func (c *Checker) bbInodeList(n ondisk.Inode, w *bbWalk, list *bbList) {
 	var walk func(blk uint64, level int)
 	walk = func(blk uint64, level int) {
 		if !w.inRange(blk) {
@@ -307,7 +321,7 @@ func (c *Checker) bbInodeList(n ondisk.Inode, w *bbWalk) []uint64 {
 			}
 			if level == 1 {
 				if w.inRange(e) {
-					list = bbListAdd(list, e)
+					list.add(e)
 				}
 				continue
 			}
@@ -320,13 +334,12 @@ func (c *Checker) bbInodeList(n ondisk.Inode, w *bbWalk) []uint64 {
 		case e == 0:
 		case i < 12:
 			if w.inRange(e) {
-				list = bbListAdd(list, e)
+				list.add(e)
 			}
 		default:
 			walk(e, i-11)
 		}
 	}
-	return list
 }
 
 // bbRebuild is the state of ext2fs_update_bb_inode.

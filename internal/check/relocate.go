@@ -82,6 +82,8 @@ func (c *Checker) relocateGroupMetadata() {
 	}
 	slices.Sort(groups)
 	f := c.fs
+	// A failed allocation aborts the run, but every group is tried
+	// first: handle_fs_bad_blocks does not stop.
 	for _, g := range groups {
 		what := r.groups[g]
 		gd := f.Group(g)
@@ -90,25 +92,16 @@ func (c *Checker) relocateGroupMetadata() {
 				gd.SetBlockBitmap(b)
 			}
 		}
-		if c.abort {
-			break
-		}
 		if what&relocInodeBitmap != 0 {
 			if b, ok := c.newTableBlock(g, "inode bitmap", 1, gd.InodeBitmap()); ok {
 				gd.SetInodeBitmap(b)
 			}
-		}
-		if c.abort {
-			break
 		}
 		if what&relocInodeTable != 0 {
 			if b, ok := c.newTableBlock(g, "inode table", uint64(f.InodeBlocksPerGroup), gd.InodeTable()); ok {
 				gd.SetInodeTable(b)
 			}
 			r.restart = true
-		}
-		if c.abort {
-			break
 		}
 	}
 	r.groups = nil
