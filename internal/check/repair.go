@@ -273,7 +273,10 @@ func (c *Checker) Halt() error {
 		c.applyBitmapEdits(d)
 		c.writeBitmaps(d)
 	}
-	c.writeSuperAndGDT(false)
+	// Dropping a bad journal clears EXT2_FLAG_MASTER_SB_ONLY in e2fsck,
+	// so its preen halt writes every superblock copy, as a relocation does.
+	_, dropped := journalDropped.Load(c)
+	c.writeSuperAndGDT(dropped || c.repair.allSupers)
 	return c.WriteError()
 }
 
