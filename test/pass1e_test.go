@@ -86,6 +86,8 @@ func TestExtentRebuild(t *testing.T) {
 			compareRepair(t, gofsck, e2fsck, img, true)
 			// -E no_optimize_extents: no question, no pass 1E.
 			compareRepair(t, gofsck, e2fsck, img, false, "-E", "no_optimize_extents")
+			// -E fixes_only: no statistics, so no question either.
+			compareRepair(t, gofsck, e2fsck, img, false, "-E", "fixes_only")
 		})
 	}
 }

@@ -20,6 +20,9 @@ type extendedOptions struct {
 	noOptimizeExtents bool
 	// bmap2extent converts block-mapped files to extents.
 	bmap2extent bool
+	// fixesOnly (also E2FSCK_FIXES_ONLY in the environment) keeps pass 1
+	// from offering optimisations: no extent-tree statistics.
+	fixesOnly bool
 	// checkEncoding: validate the names of casefolded directories even
 	// without the strict flag.
 	checkEncoding bool
@@ -101,9 +104,11 @@ func parseExtended(list []string, stderr io.Writer) (extendedOptions, int, bool)
 			x.noOptimizeExtents = key == "no_optimize_extents"
 		case "bmap2extent":
 			x.bmap2extent = true
+		case "fixes_only":
+			x.fixesOnly = true
 		case "fragcheck", "journal_only", "discard", "nodiscard",
 			"inode_count_fullmap", "no_inode_count_fullmap",
-			"unshare_blocks", "fixes_only":
+			"unshare_blocks":
 		case "check_encoding":
 			x.checkEncoding = true
 		default:

@@ -185,6 +185,13 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 		fmt.Fprintf(stderr, "%s: Only one of the options -p/-a, -n or -y may be specified.\n", o.prog)
 		return o, problem.ExitError, false
 	}
+	if os.Getenv("E2FSCK_FIXES_ONLY") != "" {
+		o.ext.fixesOnly = true
+	}
+	if o.ext.fixesOnly && o.ext.bmap2extent {
+		fmt.Fprintf(stderr, "%s: The -E bmap2extent and fixes_only options are incompatible.\n", o.prog)
+		return o, problem.ExitError, false
+	}
 	if o.optimizeDirs && o.mode == problem.ModeNo {
 		fmt.Fprintf(stderr, "%s: The -n and -D options are incompatible.\n", o.prog)
 		return o, problem.ExitError, false
@@ -536,7 +543,7 @@ restart:
 	if ov != nil {
 		ropt.CanFix = check.CanFix
 	}
-	copt := check.Options{ReadOnly: ov == nil, Now: time.Now(), ExternalJournal: jx.pathOr(o.journal), JournalDev: jx.journalDevice(), JournalHint: jx.journalHint(), Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch, NoOptimizeExtents: o.ext.noOptimizeExtents, ConvertBmap: o.ext.bmap2extent}
+	copt := check.Options{ReadOnly: ov == nil, Now: time.Now(), ExternalJournal: jx.pathOr(o.journal), JournalDev: jx.journalDevice(), JournalHint: jx.journalHint(), Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch, NoOptimizeExtents: o.ext.noOptimizeExtents, ConvertBmap: o.ext.bmap2extent, FixesOnly: o.ext.fixesOnly}
 	var tm *timer
 	if o.timing > 0 {
 		tm = newTimer(stdout, dev, o.timing > 1)

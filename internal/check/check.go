@@ -79,6 +79,9 @@ type Options struct {
 	// ConvertBmap is -E bmap2extent: the extents feature is turned on
 	// and every file's mapping is rebuilt as an extent tree in pass 1E.
 	ConvertBmap bool
+	// FixesOnly is -E fixes_only: pass 1 keeps no extent-tree statistics,
+	// so no tree is offered for narrowing or shortening.
+	FixesOnly bool
 }
 
 // PassObserver is notified around each pass; names are e2fsck's timing

@@ -115,7 +115,7 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 	entries := int(h.Entries())
 	isLeaf := level == x.maxDepth
 	x.hlevel = level
-	if !x.force && level < maxExtentDepthCount {
+	if !x.force && !c.opt.FixesOnly && level < maxExtentDepthCount {
 		l := &x.levels[level]
 		l.num += int64(entries)
 		l.max += int64(h.Max())

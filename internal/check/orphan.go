@@ -33,8 +33,9 @@ var (
 func (c *Checker) checkOrphanFileEnd() {
 	sb := c.sb
 	if !sb.HasCompat(ondisk.CompatOrphanFile) {
-		if sb.HasRoCompat(ondisk.RoCompatOrphanPresent) {
-			c.fix(problem.Problem{Code: problem.PR_6_ORPHAN_PRESENT_NO_FILE})
+		if sb.HasRoCompat(ondisk.RoCompatOrphanPresent) &&
+			c.fix(problem.Problem{Code: problem.PR_6_ORPHAN_PRESENT_NO_FILE}) && c.repairing() {
+			sb.SetFeatureRoCompat(sb.FeatureRoCompat() &^ ondisk.RoCompatOrphanPresent)
 		}
 		return
 	}
