@@ -991,9 +991,10 @@ func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, 
 		var hash uint32
 		update := true
 		if dd.hashVersion == dirhash.SipHash {
-			// The hash lives in the entry (encrypted+casefolded dirs).
-			if dotState > 1 && len(name) > 0 {
-				hash = 0
+			// The hash lives in the entry, after the name padded to 4
+			// bytes (encrypted+casefolded dirs: EXT2_DIRENT_HASH).
+			if h := off + ondisk.DirentHeaderSize + (d.NameLen+3)&^3; dotState > 1 && h+4 <= off+d.RecLen && h+4 <= len(area) {
+				hash = binary.LittleEndian.Uint32(area[h:])
 			}
 		} else {
 			hash, update = w.entryHash(dd, name)
