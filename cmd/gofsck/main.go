@@ -594,6 +594,7 @@ restart:
 	}
 	if jerr != "" {
 		fatal(o, stderr, "%s while checking journal for %s", jerr, name)
+		rep.MarkInvalid() // not marked valid yet, as above
 		return abortRun(o, rep, end, name, stdout, stderr, "Cannot proceed with file system check")
 	}
 	if f.SB.HasIncompat(ondisk.IncompatRecover) {
