@@ -40,7 +40,10 @@ func (c *Checker) checkOrphanFileEnd() {
 		return
 	}
 	if !sb.HasCompat(ondisk.CompatHasJournal) && c.fix(problem.Problem{Code: problem.PR_6_ORPHAN_FILE_WITHOUT_JOURNAL}) {
-		return // the file would be truncated and the feature cleared
+		if c.repairing() {
+			c.truncateOrphanFile()
+		}
+		return
 	}
 	switch c.checkInitOrphanFile() {
 	case orphanCleared:
