@@ -205,7 +205,7 @@ func (c *Checker) addDirBlock(ino uint32, blk uint64, lblk int64) bool {
 	if lblk < 0 || lblk > 1<<32-1 {
 		return true
 	}
-	if c.dblistCap != nil && !c.dblistCap.take() {
+	if c.dblistCap != nil && !c.dblistCap.take(&c.dblistTaken) {
 		if c.dblistCap.full.CompareAndSwap(false, true) {
 			// e2fsck's failure to grow its list, which ends the run.
 			c.fix(problem.Problem{Code: problem.PR_1_ADD_DBLOCK, Ino: ino, Blk: blk,

@@ -174,8 +174,11 @@ type Checker struct {
 	// dblistCap bounds the directory block list (shared by pass 1's
 	// shards; see addDirBlock).
 	dblistCap *dblistCap
-	dirs      []dirInfo
-	dxDirs    []dxDir
+	// dblistTaken counts this shard's entries since it last reserved
+	// room in dblistCap.
+	dblistTaken int
+	dirs        []dirInfo
+	dxDirs      []dxDir
 	// newDirs holds a pass-1 worker's directories, merged into dirs.
 	newDirs []dirInfo
 	lpf     uint32 // lost+found inode, when found in pass 3

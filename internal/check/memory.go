@@ -92,5 +92,21 @@ func newDblistCap(f *fs.FS) *dblistCap {
 	return c
 }
 
-// take reserves room for one entry; false means the list is full.
-func (d *dblistCap) take() bool { return d.room.Add(-1) >= 0 }
+// dblistBatch is how many entries a shard reserves at once, so that the
+// workers do not all update one counter per directory block. The list
+// may overshoot the cap by less than a batch per shard.
+const dblistBatch = 1024
+
+// take reserves room for one entry; false means the list is full. taken
+// is the caller's (one shard's) count of entries added since its last
+// reservation.
+func (d *dblistCap) take(taken *int) bool {
+	if d.full.Load() {
+		return false
+	}
+	if *taken++; *taken < dblistBatch {
+		return true
+	}
+	*taken = 0
+	return d.room.Add(-dblistBatch) >= 0
+}
