@@ -67,7 +67,9 @@ func (c *Checker) checkOrphanFileEnd() {
 			}
 		}
 	case orphanCorrupt:
-		c.fix(problem.Problem{Code: problem.PR_6_ORPHAN_FILE_CORRUPTED})
+		if c.fix(problem.Problem{Code: problem.PR_6_ORPHAN_FILE_CORRUPTED}) && c.repairing() {
+			c.recreateOrphanFile()
+		}
 	}
 }
 
@@ -156,7 +158,8 @@ func (c *Checker) checkInitOrphanFile() orphanState {
 // orphanBlocks calls fn for each data block of inode n in logical
 // order, as ext2fs_block_iterate3 with BLOCK_FLAG_DATA_ONLY does; with
 // holes, unmapped slots of a block-mapped file are reported with block 0
-// (BLOCK_FLAG_HOLE; extent trees never report holes). fn stops the walk
+// (BLOCK_FLAG_HOLE; an extent tree's holes are not reported, but the
+// block after its last extent is, as BLOCK_FLAG_APPEND). fn stops the walk
 // by returning an error, which is returned. errOrphanMap means the block
 // map could not be followed.
 func (c *Checker) orphanBlocks(ino uint32, n ondisk.Inode, holes bool, fn func(lblk int64, blk uint64) error) error {
@@ -164,7 +167,20 @@ func (c *Checker) orphanBlocks(ino uint32, n ondisk.Inode, holes bool, fn func(l
 		return errOrphanMap
 	}
 	if n.Flags()&ondisk.FlagExtents != 0 {
-		return c.orphanExtentNode(ondisk.ExtentHeader(n.IBlock()), -1, ino, n.Generation(), fn)
+		if !holes {
+			return c.orphanExtentNode(ondisk.ExtentHeader(n.IBlock()), -1, ino, n.Generation(), fn)
+		}
+		// BLOCK_FLAG_HOLE is BLOCK_FLAG_APPEND: after the last extent
+		// the library offers the block past it, unmapped.
+		end := int64(0)
+		err := c.orphanExtentNode(ondisk.ExtentHeader(n.IBlock()), -1, ino, n.Generation(), func(lblk int64, blk uint64) error {
+			end = lblk + 1
+			return fn(lblk, blk)
+		})
+		if err != nil {
+			return err
+		}
+		return fn(end, 0)
 	}
 	lblk := int64(0)
 	for i := 0; i < 12; i, lblk = i+1, lblk+1 {
