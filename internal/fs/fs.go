@@ -296,7 +296,14 @@ func (f *FS) GDT() []byte { return f.gdt }
 func (f *FS) descBlockLoc(i uint32) uint64 {
 	sb := f.SB
 	if !sb.HasIncompat(ondisk.IncompatMetaBG) || i < sb.FirstMetaBG() {
-		return f.SBBlock + uint64(i) + 1
+		// The library counts the primary descriptors from
+		// s_first_data_block, which is the superblock's block on every
+		// sane filesystem; a larger one moves them (off the device).
+		base := f.SBBlock
+		if !f.Backup && f.FirstDataBlock > base {
+			base = f.FirstDataBlock
+		}
+		return base + uint64(i) + 1
 	}
 	g := f.DescPerBlock * i
 	blk := f.GroupFirstBlock(g)
