@@ -19,9 +19,12 @@ import (
 //     file is truncated and its features cleared (truncateOrphanFile).
 //   - PR_6_ORPHAN_FILE_CORRUPTED (checkOrphanFileEnd): the orphan file
 //     is truncated and created anew (recreateOrphanFile).
+//   - PR_3_LPF_INLINE_DATA, PR_3_LPF_ENCRYPTED (getLostAndFound): the old
+//     /lost+found is unlinked, a new one created, and the check restarts
+//     when pass 3 stops, as e2fsck's E2F_FLAG_RESTART.
 func init() {
 	canRepair(problem.PR_6_ORPHAN_PRESENT_NO_FILE, problem.PR_6_ORPHAN_FILE_WITHOUT_JOURNAL,
-		problem.PR_6_ORPHAN_FILE_CORRUPTED)
+		problem.PR_6_ORPHAN_FILE_CORRUPTED, problem.PR_3_LPF_INLINE_DATA, problem.PR_3_LPF_ENCRYPTED)
 }
 
 // truncateOrphanFile is ext2fs_truncate_orphan_file after pass 5: every
@@ -178,4 +181,36 @@ func (c *Checker) orphanCreateFailed() bool {
 	c.log("Could not allocate block in ext2 filesystem: while trying to create orphan file\n")
 	c.fix(problem.Problem{Code: problem.PR_6_ORPHAN_FILE_CREATE_FAILED})
 	return false
+}
+
+// requestRestart is e2fsck's E2F_FLAG_RESTART set in pass 3: the pass
+// stops before its next directory (or after making /lost+found and
+// rebuilding directories) and the check starts again (ErrRestart).
+func (c *Checker) requestRestart() {
+	if c.restartLater == nil {
+		c.restartLater = new(bool)
+	}
+	*c.restartLater = true
+}
+
+// restartRequested reports a restart asked for in a repair run.
+func (c *Checker) restartRequested() bool {
+	return c.restartLater != nil && *c.restartLater && c.repairing()
+}
+
+// pass3Restart ends pass 3 for a restart. e2fsck's close of the
+// filesystem before it starts again writes the bitmaps its allocations
+// in pass 3 changed (the new /lost+found's block and inode): the fixes'
+// bitmap edits are applied to the on-disk bitmaps and written, so the
+// check that follows sees them as e2fsck's does.
+func (c *Checker) pass3Restart() error {
+	c.repair.mu.Lock()
+	edits := len(c.repair.blockEdits) + len(c.repair.inodeEdits)
+	c.repair.mu.Unlock()
+	if edits > 0 {
+		d := c.loadBitmaps()
+		c.applyBitmapEdits(d)
+		c.writeBitmaps(d)
+	}
+	return ErrRestart
 }

@@ -45,6 +45,9 @@ func (c *Checker) pass3(ctx context.Context) error {
 				c.progress(3, uint64(i), ndirs)
 			}
 		}
+		if c.restartRequested() {
+			return c.pass3Restart() // pass 3 stops at the next directory
+		}
 		dir := c.dirs[i].ino
 		if !c.inodeDir.Test(uint64(dir)) {
 			continue
@@ -63,6 +66,9 @@ func (c *Checker) pass3(ctx context.Context) error {
 	}
 	if len(c.rehash) > 0 {
 		c.pass3A()
+	}
+	if c.restartRequested() {
+		return c.pass3Restart()
 	}
 	return nil
 }

@@ -164,9 +164,10 @@ func (c *Checker) getLostAndFound(fix bool) uint32 {
 		}
 		c.adjustInodeCount(ino, -1)
 		if n.IsDir() {
-			// e2fsck restarts the whole check here; not modelled.
-			c.abort = true
-			return 0
+			// The old directory is cut off from the tree: e2fsck
+			// goes on creating a new one and restarts the whole check
+			// when pass 3 stops (lpfRestart).
+			c.requestRestart()
 		}
 	}
 	if !c.fix(problem.Problem{Code: problem.PR_3_NO_LF_DIR}) {
