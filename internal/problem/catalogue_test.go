@@ -125,6 +125,7 @@ func TestSpecCatalogue(t *testing.T) {
 				flags |= f
 			}
 		}
+		flags &^= notIn1470[r.name]
 		if d.Flags != flags {
 			t.Errorf("%s: flags %v, spec %v (%q)", r.name, d.Flags, flags, r.flags)
 		}
@@ -138,13 +139,25 @@ func TestSpecCatalogue(t *testing.T) {
 		} else if d.Chain != 0 {
 			t.Errorf("%s: chains to %v, spec none", r.name, d.Chain)
 		}
-		checkPreenClass(t, d, r.preen)
+		preen := r.preen
+		if notIn1470[r.name]&FlagPreenNoMsg != 0 {
+			preen = strings.TrimSuffix(preen, " (silent)")
+		}
+		checkPreenClass(t, d, preen)
 	}
 	for i := range defs {
 		if !seen[defs[i].Name] {
 			t.Errorf("%s is in the catalogue but not in the spec", defs[i].Name)
 		}
 	}
+}
+
+// notIn1470 lists flags the spec gives a problem that the installed
+// e2fsck 1.47.0, the oracle, does not have; the catalogue follows the
+// oracle. PR_6_ORPHAN_PRESENT_CLEAN_FILE is printed when preening
+// (differential case orphan/orphan-present-set).
+var notIn1470 = map[string]Flags{
+	"PR_6_ORPHAN_PRESENT_CLEAN_FILE": FlagPreenNoMsg,
 }
 
 func flagByName(s string) (Flags, bool) {

@@ -904,7 +904,8 @@ var defs = [...]Def{
 		Msg: "Failed to truncate orphan file (@i %i).\n"},
 	{Code: PR_6_ORPHAN_BLOCK_DIRTY, Name: "PR_6_ORPHAN_BLOCK_DIRTY", Prompt: PromptClear, Flags: FlagPreenOK,
 		Msg: "Orphan file (@i %i) @b %b is not clean.\n"},
-	{Code: PR_6_ORPHAN_PRESENT_CLEAN_FILE, Name: "PR_6_ORPHAN_PRESENT_CLEAN_FILE", Prompt: PromptClear, Flags: FlagPreenOK | FlagNoOK | FlagPreenNoMsg,
+	// e2fsck 1.47.0 prints it when preening (later versions do not).
+	{Code: PR_6_ORPHAN_PRESENT_CLEAN_FILE, Name: "PR_6_ORPHAN_PRESENT_CLEAN_FILE", Prompt: PromptClear, Flags: FlagPreenOK | FlagNoOK,
 		Msg: "Feature orphan_present is set but orphan file is clean.\n"},
 	{Code: PR_6_ORPHAN_PRESENT_NO_FILE, Name: "PR_6_ORPHAN_PRESENT_NO_FILE", Prompt: PromptClear, Flags: FlagPreenOK,
 		Msg: "Feature orphan_present is set but feature orphan_file is not.\n"},
