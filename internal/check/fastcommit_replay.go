@@ -299,36 +299,7 @@ func (r *fcReplay) summaryStats() {
 }
 
 // setGDTCsum is the library's ext2fs_set_gdt_csum over fs->inode_map.
-func (r *fcReplay) setGDTCsum() {
-	c := r.c
-	f := c.fs
-	if !f.GdtCsum {
-		return
-	}
-	ipg := f.InodesPerGroup
-	for g := uint32(0); g < f.Groups; g++ {
-		gd := f.Group(g)
-		if gd.FreeBlocks() == f.BlocksPerGroup && g != f.Groups-1 {
-			gd.SetFlags(gd.Flags() | ondisk.BgBlockUninit)
-		}
-		if gd.FreeInodes() == ipg {
-			gd.SetFlags(gd.Flags() | ondisk.BgInodeUninit)
-			gd.SetItableUnused(ipg)
-		} else {
-			last := ipg // find_last_inode_ingrp: ipg when none is in use
-			base := uint64(g)*uint64(ipg) + 1
-			for i := ipg; i > 0; i-- {
-				if r.d.inodes.Test(base + uint64(i-1)) {
-					last = i
-					break
-				}
-			}
-			gd.SetFlags(gd.Flags() &^ ondisk.BgInodeUninit)
-			gd.SetItableUnused(ipg - last)
-		}
-		gd.UpdateChecksum(f.SB, g)
-	}
-}
+func (r *fcReplay) setGDTCsum() { r.c.setGDTCsumFrom(r.d.inodes) }
 
 // readInode reads inode ino whole (the library's read with checksum
 // errors ignored); false when ino is out of range.

@@ -284,15 +284,21 @@ func (c *Checker) Halt() error {
 // empty groups uninit, set bg_itable_unused from the last used inode, and
 // recompute every descriptor checksum.
 func (c *Checker) setGDTCsum() {
+	var inodes *bitmap.Bitmap
+	if c.repair.final != nil {
+		inodes = c.repair.final.inodes
+	}
+	c.setGDTCsumFrom(inodes)
+}
+
+// setGDTCsumFrom is setGDTCsum over the inode bitmap given (nil: the
+// unused counts are left alone where a group has inodes in use).
+func (c *Checker) setGDTCsumFrom(inodes *bitmap.Bitmap) {
 	f := c.fs
 	if !f.GdtCsum {
 		return
 	}
 	ipg := f.InodesPerGroup
-	var inodes *bitmap.Bitmap
-	if c.repair.final != nil {
-		inodes = c.repair.final.inodes
-	}
 	for g := uint32(0); g < f.Groups; g++ {
 		gd := f.Group(g)
 		if gd.FreeBlocks() == f.BlocksPerGroup && g != f.Groups-1 {
@@ -302,7 +308,7 @@ func (c *Checker) setGDTCsum() {
 			gd.SetFlags(gd.Flags() | ondisk.BgInodeUninit)
 			gd.SetItableUnused(ipg)
 		} else if inodes != nil {
-			last := uint32(0)
+			last := ipg // find_last_inode_ingrp: ipg when none is in use
 			base := uint64(g)*uint64(ipg) + 1
 			for i := ipg; i > 0; i-- {
 				if inodes.Test(base + uint64(i-1)) {
