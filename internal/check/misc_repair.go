@@ -83,9 +83,11 @@ func (c *Checker) recreateOrphanFile() {
 // metadata_csum its checksum over generation 0), mapped as
 // ext2fs_block_iterate3 with BLOCK_FLAG_APPEND maps them (a block-mapped
 // file's indirect block is allocated before the block it maps); then the
-// inode as ext2fs_write_new_inode writes it. Maps the library would grow
-// beyond the inode's four extents or a single indirect block, and
-// bigalloc, stop the run as unsupported.
+// inode as ext2fs_write_new_inode writes it. An extent-mapped file's
+// blocks are mapped one by one by ext2fs_extent_set_bmap
+// (extent_setbmap.go), which grows the tree when the inode's four
+// extents do not hold them. Maps the library would grow beyond a single
+// indirect block, and bigalloc, stop the run as unsupported.
 func (c *Checker) createOrphanFile(ino uint32, num uint64) bool {
 	f := c.fs
 	extents := c.sb.HasIncompat(ondisk.IncompatExtents)
@@ -101,11 +103,23 @@ func (c *Checker) createOrphanFile(ino uint32, num uint64) bool {
 	var (
 		last   uint64
 		allocs uint64
-		runs   []qExtent
 		ind    []byte
 		indBlk uint64
+		x      *extHandle
 	)
 	n := c.newInodeBytes(0o100600)
+	if extents {
+		// The library writes the inode with only the extents flag and
+		// opens a handle on it: an empty leaf root. Tree blocks come
+		// from the bitmap pass 5 left, as the data blocks do.
+		var err error
+		if x, err = c.openExtHandle(ino, n); err != nil {
+			c.unsupported(problem.PR_6_ORPHAN_FILE_CORRUPTED)
+			return false
+		}
+		x.alloc = c.lateAllocBlock
+		x.free = c.lateFreeBlock
+	}
 	alloc := func() (uint64, bool) {
 		b, ok := c.lateAllocBlock(last)
 		if !ok {
@@ -141,26 +155,23 @@ func (c *Checker) createOrphanFile(ino uint32, num uint64) bool {
 		c.writeBlock(b, blk)
 		switch {
 		case extents:
-			if k := len(runs) - 1; k >= 0 && runs[k].pblk+runs[k].len == b && runs[k].len < 32768 {
-				runs[k].len++
-				break
+			if err := x.setBmap(lblk, b, false); err != nil {
+				// No block for a new tree node fails the creation as
+				// a data block does; other errors cannot happen on
+				// the tree built here.
+				if err != errExtAllocFail {
+					c.unsupported(problem.PR_6_ORPHAN_FILE_CORRUPTED)
+					return false
+				}
+				return c.orphanCreateFailed()
 			}
-			if len(runs) == (ondisk.IBlockSize-ondisk.ExtentHeaderSize)/ondisk.ExtentEntrySize {
-				// ext2fs_extent_set_bmap would split the root.
-				c.unsupported(problem.PR_6_ORPHAN_FILE_CORRUPTED)
-				return false
-			}
-			runs = append(runs, qExtent{lblk: lblk, pblk: b, len: 1})
 		case lblk < 12:
 			binary.LittleEndian.PutUint32(n[40+4*lblk:], uint32(b))
 		default:
 			binary.LittleEndian.PutUint32(ind[4*(lblk-12):], uint32(b))
 		}
 	}
-	if extents {
-		n.SetFlags(ondisk.FlagExtents)
-		putExtents(n.IBlock(), (ondisk.IBlockSize-ondisk.ExtentHeaderSize)/ondisk.ExtentEntrySize, 0, runs)
-	} else if ind != nil {
+	if ind != nil {
 		binary.LittleEndian.PutUint32(n[40+4*12:], uint32(indBlk))
 		c.writeBlock(indBlk, ind)
 	}

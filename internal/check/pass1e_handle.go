@@ -93,6 +93,10 @@ type extHandle struct {
 	level    int
 	maxDepth int
 	path     []extPath
+	// alloc and free, when set, replace e2fsck's allocator of the
+	// passes for new and dropped tree blocks (extent_setbmap.go).
+	alloc func(goal uint64) (uint64, bool)
+	free  func(blk uint64)
 }
 
 const extEntrySize = ondisk.ExtentEntrySize
@@ -479,7 +483,7 @@ func (x *extHandle) split(expandAllowed bool) error {
 	if goal == 0 {
 		goal = c.extInodeGoal(x.ino, x.n)
 	}
-	newBlk, ok := c.extentAllocBlock(goal)
+	newBlk, ok := x.allocBlock(goal)
 	if !ok {
 		return errExtAllocFail
 	}
