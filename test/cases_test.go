@@ -484,6 +484,12 @@ func inlineCases() []dcase {
 		do("inline-feature-cleared", func(c *cx) { c.ssvAndNot("feature_incompat", offIncompat, 0x8000) }),
 		dbgCase("lpf-inline", "sif /lost+found flags 0x10000000"),
 		dbgCase("inline-dir-links", "sif /inldir links_count 9"),
+		// system.data sizes that are not a multiple of 4 (PR_2_BAD_INLINE_DIR_SIZE):
+		// cut back to i_block, rounded up (the rest salvaged), and rounded
+		// up with no room left in the inode (4 bytes less).
+		dbgCase("inline-dir-ea-size-65", "ea_set /inldir system.data xxxxx"),
+		dbgCase("inline-dir-ea-size-73", "ea_set /inldir system.data xxxxxxxxxxxxx"),
+		dbgCase("inline-dir-ea-size-125", "ea_set /inldir system.data "+strings.Repeat("x", 65)),
 		noEffect("noeffect-uid", "sif /dir/tiny uid 1234"),
 	}
 }

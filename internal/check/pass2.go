@@ -448,7 +448,13 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 			}
 		}
 		if inlineSize&3 != 0 || (inlineSize > ondisk.IBlockSize && inlineSize < ondisk.IBlockSize+12) {
-			c.fix(problem.Problem{Code: problem.PR_2_BAD_INLINE_DIR_SIZE, Ino: ino, Num: uint64(inlineSize)})
+			if c.fix(problem.Problem{Code: problem.PR_2_BAD_INLINE_DIR_SIZE, Ino: ino, Num: uint64(inlineSize)}) && c.repairing() {
+				sz, ok := w.fixInlineDirSize(ino, inlineSize, buf)
+				if !ok {
+					return false
+				}
+				inlineSize = sz
+			}
 		}
 	} else {
 		buf = data
