@@ -111,3 +111,51 @@ func TestOrphanFileSetBmapMatchesE2fsck(t *testing.T) {
 		}
 	})
 }
+
+// TestCloneSetBmapMatchesE2fsck: pass 1D clones one block in the middle
+// of an extent of a file whose extents fill most of a leaf below the
+// root. The block's extent is cut in three, so the leaf needs two more
+// entries than it has room for and splits in half; with the root's four
+// index entries in use the root moves down first and the tree grows to
+// depth 2. 1 KiB blocks with metadata_csum, 4 KiB without.
+func TestCloneSetBmapMatchesE2fsck(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	cases := []struct {
+		name   string
+		bs     int64
+		chunks int64 // extents of three blocks, eight blocks apart
+		// the extent whose middle block is shared
+		extent   int64
+		features string
+		size     int64
+		// a level of index entries afterwards, as debugfs prints it
+		depth string
+	}{
+		{"leaf-split-1k", 1024, 84, 10, "", 16 << 20, " 0/ 1 "},
+		{"root-grows-1k", 1024, 250, 10, "", 16 << 20, " 1/ 2 "},
+		{"leaf-split-4k", 4096, 340, 200, "^metadata_csum", 64 << 20, " 0/ 1 "},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := testfs.Spec{FSType: "ext4", Size: tc.size, BlockSize: int(tc.bs), Features: tc.features,
+				Populate: func(tr *testfs.Tree) {
+					tr.Sparse("a/big", tc.chunks*8*tc.bs, 3*tc.bs, 8*tc.bs)
+				}}
+			img := testfs.MkImage(t, spec)
+			// The other file is made after the populated ones: its
+			// inode number is higher and pass 1D clones /a/big.
+			testfs.Debugfs(t, img, "write "+hostFile(t, 1000)+" small")
+			shared := testfs.Bmap(t, img, "/a/big", uint64(tc.extent*8+1))
+			testfs.Debugfs(t, img, fmt.Sprintf("sif /small block[5] %d", shared))
+			out := repairLikeE2fsck(t, tc.name, img, true)
+			if !strings.Contains(out, "Clone multiply-claimed blocks? yes") {
+				t.Errorf("no clone:\n%s", out)
+			}
+			gimg := testfs.CopyImage(t, img)
+			runGofsck("-fy", gimg)
+			if extentLines(t, gimg, "/a/big", tc.depth) < 2 {
+				t.Errorf("the cloned file's tree has no split node at %q:\n%s", tc.depth, testfs.DebugfsRO(t, gimg, "ex /a/big"))
+			}
+		})
+	}
+}

@@ -205,21 +205,15 @@ func (c *Checker) cloneFile(di *dupInode, inodes map[uint32]*dupInode, clusters 
 		cs.orig = append(ondisk.Inode(nil), n...)
 	}
 	if c.hasValidBlocks(n) {
-		var changed bool
 		if n.Flags()&ondisk.FlagExtents != 0 {
-			changed = cs.extentRoot(n)
-		} else {
-			changed = cs.blockMap(n)
-		}
-		if changed {
+			cs.extentTree(n)
+		} else if cs.blockMap(n) {
 			c.writeInode(ino, n)
 		}
 	}
 	cs.deferredDec()
 	if cs.iterErr != "" {
-		// The library would split a full leaf below the root; gofsck
-		// does not, so the run stops as for an unimplemented fix.
-		c.unsupported(problem.PR_1D_CLONE_QUESTION)
+		c.fix(problem.Problem{Code: problem.PR_1B_BLOCK_ITERATE, Ino: ino, Str: "clone_file", Err: cs.iterErr})
 		return cs.iterErr
 	}
 	if cs.err != "" {
@@ -335,251 +329,44 @@ func (cs *cloneState) indirect(b uint64, level int, base int64) (uint64, bool) {
 	return nb, changed
 }
 
-// extentRoot clones the shared blocks of an extent-mapped inode; it
-// reports whether i_block changed.
-func (cs *cloneState) extentRoot(n ondisk.Inode) bool {
-	root := ondisk.ExtentHeader(n.IBlock())
-	if root.Verify() != nil || int(root.Depth()) > cloneMaxDepth {
-		return false
-	}
-	return cs.extentNode(n, root, 0, int(root.Depth()))
-}
-
-// extentNode walks one node (index entries' blocks before their
-// subtrees); it reports whether the node's bytes changed.
-func (cs *cloneState) extentNode(n ondisk.Inode, h ondisk.ExtentHeader, level, depth int) bool {
-	c := cs.c
-	f := c.fs
-	if level == depth {
-		return cs.extentLeaf(n, h, level == 0)
-	}
-	changed := false
-	for i := 0; i < int(h.Entries()) && cs.err == ""; i++ {
-		e := h.Idx(i)
-		nb, ch := cs.block(e.Leaf, -1)
-		if ch {
-			ent := h[ondisk.ExtentHeaderSize+i*ondisk.ExtentEntrySize:]
-			binary.LittleEndian.PutUint32(ent[4:], uint32(nb))
-			binary.LittleEndian.PutUint16(ent[8:], uint16(nb>>32))
-			changed = true
-		}
-		if cs.err != "" || nb < f.FirstDataBlock || nb >= f.BlocksCount {
-			continue
-		}
-		buf := make([]byte, f.BlockSize)
-		if f.ReadBlock(nb, buf) != nil {
-			continue
-		}
-		child := ondisk.ExtentHeader(buf)
-		if child.Verify() != nil || int(child.Depth()) != depth-level-1 {
-			continue
-		}
-		if cs.extentNode(n, child, level+1, depth) {
-			if f.MetadataCsum {
-				end := ondisk.ExtentHeaderSize + int(child.Max())*ondisk.ExtentEntrySize
-				if sum, _, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, cs.ino, n.Generation()); ok {
-					binary.LittleEndian.PutUint32(buf[end:], sum)
-				}
-			}
-			c.writeBlock(nb, buf)
-		}
-	}
-	return changed
-}
-
-// extentPiece is one extent of a leaf being remapped.
-type extentPiece struct {
-	lblk   uint32
-	pblk   uint64
-	len    uint32
-	uninit bool
-}
-
-// leafSim replays the library's ext2fs_extent_set_bmap on the extents of
-// one leaf node. full is called when an insert finds the node full; it
-// returns false when the node cannot grow.
-type leafSim struct {
-	ext  []extentPiece
-	max  int
-	full func() bool
-}
-
-func (s *leafSim) insert(at int, e extentPiece) bool {
-	if len(s.ext) >= s.max && !s.full() {
-		return false
-	}
-	s.ext = append(s.ext, extentPiece{})
-	copy(s.ext[at+1:], s.ext[at:])
-	s.ext[at] = e
-	return true
-}
-
-// setBmap maps logical block l (mapped in the node) to phys as 1.47.0's
-// ext2fs_extent_set_bmap does: the block's extent is cut, and the new
-// block joins the neighbouring extent it continues or becomes its own.
-func (s *leafSim) setBmap(l uint32, phys uint64, uninit bool) bool {
-	maxLen := uint32(ondisk.ExtentInitMaxLen)
-	if uninit {
-		maxLen--
-	}
-	i := -1
-	for k := range s.ext {
-		if e := s.ext[k]; l >= e.lblk && l-e.lblk < e.len {
-			i = k
+// extentTree clones the shared blocks of an extent-mapped inode n as the
+// library's block iterator does (extent_setbmap.go): a cloned tree block
+// replaces its index entry before its subtree is walked, a cloned data
+// block is remapped by ext2fs_extent_set_bmap, which cuts extents and
+// splits or grows nodes as needed and writes what it changes (the inode
+// included). An iterator error is kept in iterErr.
+func (cs *cloneState) extentTree(n ondisk.Inode) {
+	ib := n.IBlock()
+	empty := true
+	for _, b := range ib {
+		if b != 0 {
+			empty = false
 			break
 		}
 	}
-	if i < 0 {
-		return false
+	if empty {
+		return
 	}
-	e := s.ext[i]
-	if e.uninit == uninit && e.pblk+uint64(l-e.lblk) == phys {
-		return true
+	x, err := cs.c.openExtHandle(cs.ino, n)
+	if err != nil {
+		// The library's iterator returns no error when the handle
+		// cannot be opened.
+		return
 	}
-	newE := extentPiece{lblk: l, pblk: phys, len: 1, uninit: uninit}
-	prevJoins := func() bool {
-		if i == 0 {
-			return false
+	_, err = x.iterate(false, func(blk *uint64, blockcnt int64) int {
+		nb, changed := cs.block(*blk, blockcnt)
+		if cs.err != "" {
+			return iterAbort
 		}
-		p := s.ext[i-1]
-		return p.lblk+p.len == l && p.pblk+uint64(p.len) == phys && p.uninit == uninit && p.len < maxLen-1
-	}
-	nextJoins := func() bool {
-		if i+1 >= len(s.ext) {
-			return false
+		if !changed {
+			return 0
 		}
-		x := s.ext[i+1]
-		return l+1 == x.lblk && phys+1 == x.pblk && x.uninit == uninit && x.len < maxLen-1
+		*blk = nb
+		return iterChanged
+	})
+	if err != nil {
+		cs.iterErr = err.Error()
 	}
-	switch {
-	case l == e.lblk && e.len == 1:
-		// 1.47.0 replaces the extent; merging it into the previous one
-		// came in 1.47.3.
-		s.ext[i] = newE
-	case l == e.lblk+e.len-1:
-		if nextJoins() {
-			x := &s.ext[i+1]
-			x.lblk--
-			x.pblk--
-			x.len++
-		} else if !s.insert(i+1, newE) {
-			return false
-		}
-		s.ext[i].len--
-	case l == e.lblk:
-		s.ext[i].lblk++
-		s.ext[i].pblk++
-		s.ext[i].len--
-		if prevJoins() {
-			s.ext[i-1].len++
-		} else if !s.insert(i, newE) {
-			return false
-		}
-	default:
-		head := l - e.lblk
-		s.ext[i].len = head
-		if !s.insert(i+1, newE) {
-			s.ext[i] = e
-			return false
-		}
-		post := extentPiece{lblk: l + 1, pblk: e.pblk + uint64(head) + 1, len: e.len - head - 1, uninit: e.uninit}
-		if !s.insert(i+2, post) {
-			return false
-		}
-	}
-	return true
-}
-
-// extentLeaf remaps the cloned blocks of one leaf (h; the inode's root
-// when root is set) block by block as the library's iterator does. A full
-// root is split the library's way: its extents move to a new leaf block
-// allocated near the first of them, and the root becomes an index. It
-// reports whether h changed.
-func (cs *cloneState) extentLeaf(n ondisk.Inode, h ondisk.ExtentHeader, root bool) bool {
-	c := cs.c
-	f := c.fs
-	entries := int(h.Entries())
-	orig := make([]ondisk.Extent, entries)
-	sim := &leafSim{max: int(h.Max())}
-	for i := range orig {
-		orig[i] = h.Leaf(i)
-		sim.ext = append(sim.ext, extentPiece{lblk: orig[i].Lblk, pblk: orig[i].Pblk, len: orig[i].Len, uninit: orig[i].Uninit})
-	}
-	var leafBlk uint64
-	sim.full = func() bool {
-		if !root || leafBlk != 0 || len(sim.ext) == 0 {
-			return false
-		}
-		mask := uint64(1)<<f.ClusterBits - 1
-		goal := (sim.ext[0].pblk - (uint64(1) << f.ClusterBits)) &^ mask
-		b, ok := c.newBlock(goal)
-		if !ok {
-			return false
-		}
-		leafBlk = b
-		sim.max = (f.BlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
-		c.iblkAdd(n, 1)
-		return true
-	}
-	changed := false
-	for _, e := range orig {
-		for k := uint32(0); k < e.Len; k++ {
-			nb, ch := cs.block(e.Pblk+uint64(k), int64(e.Lblk)+int64(k))
-			if cs.err != "" {
-				return false
-			}
-			if !ch {
-				continue
-			}
-			changed = true
-			if !sim.setBmap(e.Lblk+k, nb, e.Uninit) {
-				cs.iterErr = "No free space in extent map"
-				cs.err = cs.iterErr
-				return false
-			}
-		}
-	}
-	if !changed {
-		return false
-	}
-	put := func(node []byte) {
-		binary.LittleEndian.PutUint16(node[2:], uint16(len(sim.ext)))
-		for i, p := range sim.ext {
-			ent := node[ondisk.ExtentHeaderSize+i*ondisk.ExtentEntrySize:]
-			l := p.len
-			if p.uninit {
-				l += ondisk.ExtentInitMaxLen
-			}
-			binary.LittleEndian.PutUint32(ent[0:], p.lblk)
-			binary.LittleEndian.PutUint16(ent[4:], uint16(l))
-			binary.LittleEndian.PutUint16(ent[6:], uint16(p.pblk>>32))
-			binary.LittleEndian.PutUint32(ent[8:], uint32(p.pblk))
-		}
-	}
-	if leafBlk == 0 {
-		put(h)
-		return true
-	}
-	// The split root: a leaf block with every extent, the root an index.
-	buf := make([]byte, f.BlockSize)
-	copy(buf, h[:ondisk.ExtentHeaderSize])
-	binary.LittleEndian.PutUint16(buf[4:], uint16(sim.max))
-	put(buf)
-	if f.MetadataCsum {
-		end := ondisk.ExtentHeaderSize + sim.max*ondisk.ExtentEntrySize
-		if sum, _, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, cs.ino, n.Generation()); ok {
-			binary.LittleEndian.PutUint32(buf[end:], sum)
-		}
-	}
-	c.writeBlock(leafBlk, buf)
-	binary.LittleEndian.PutUint16(h[2:], 1)
-	binary.LittleEndian.PutUint16(h[6:], 1)
-	ent := h[ondisk.ExtentHeaderSize:]
-	binary.LittleEndian.PutUint32(ent[0:], sim.ext[0].lblk)
-	binary.LittleEndian.PutUint32(ent[4:], uint32(leafBlk))
-	binary.LittleEndian.PutUint16(ent[8:], uint16(leafBlk>>32))
-	binary.LittleEndian.PutUint16(ent[10:], 0)
-	return true
 }
 
 // deleteDupFile is e2fsck's delete_file: the file's blocks that no other
