@@ -113,7 +113,8 @@ func populate(tr *testfs.Tree) {
 	tr.ManyFiles("many", 40)
 }
 
-// norm drops the version banner and replaces the image path.
+// norm drops the version banner, replaces the image path and names the
+// program "e2fsck" in com_err lines (normProg).
 func norm(out, img string) string {
 	var b strings.Builder
 	for _, l := range strings.Split(out, "\n") {
@@ -122,7 +123,9 @@ func norm(out, img string) string {
 		}
 		b.WriteString(strings.ReplaceAll(l, img, "IMG") + "\n")
 	}
-	return b.String()
+	// com_err lines start with the program's name: e2fsck's is the path
+	// the tests run it by (/usr/sbin/e2fsck), gofsck's its own.
+	return normProg(b.String())
 }
 
 // compareImages requires two repaired images to be equal except for the
