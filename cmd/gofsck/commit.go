@@ -9,7 +9,6 @@ import (
 	"gofsck/internal/check"
 	"gofsck/internal/iotrace"
 	"gofsck/internal/problem"
-	"gofsck/internal/undo"
 )
 
 // repairRun is the write side of a run with -y, -p or interactive answers.
@@ -28,6 +27,7 @@ import (
 type repairRun struct {
 	o              *options
 	ov             *blockdev.Overlay
+	undo           *undoSession // -z: the run's undo file
 	chk            *check.Checker
 	rep            *problem.Reporter
 	name           string
@@ -75,32 +75,16 @@ func (r *repairRun) flush() bool {
 	if !r.active() || !r.ov.Dirty() {
 		return true
 	}
-	var w io.WriterAt = r.ov.Base
-	var uw *undo.Writer
-	if r.o.undoFile != "" {
-		// The undo file holds the old contents of every block before it is
-		// overwritten, durable before the overwrite.
-		sb := make([]byte, 1024)
-		if _, err := r.ov.Base.ReadAt(sb, 1024); err != nil {
-			fatal(r.o, r.stderr, "%v while reading the superblock of %s", err, r.o.device)
-			return false
-		}
-		var err error
-		if uw, err = undo.Create(r.o.undoFile, r.ov.Base, r.chk.BlockSize(), sb); err != nil {
-			fatal(r.o, r.stderr, "%v while trying to create undo file %s", err, r.o.undoFile)
-			return false
-		}
-		w = uw
+	// With -z the undo file (undosession.go) holds the old contents of
+	// every block before it is overwritten, durable before the overwrite.
+	w, err := r.undo.writer(r.ov.Base)
+	if err != nil {
+		fatal(r.o, r.stderr, "%v while trying to create undo file %s", err, r.o.undoFile)
+		return false
 	}
 	if err := r.ov.Flush(w); err != nil {
 		fatal(r.o, r.stderr, "%v while writing to %s", err, r.o.device)
 		return false
-	}
-	if uw != nil {
-		if err := uw.Close(); err != nil {
-			fatal(r.o, r.stderr, "%v while closing undo file %s", err, r.o.undoFile)
-			return false
-		}
 	}
 	if err := syncDevice(r.ov.Base); err != nil {
 		fatal(r.o, r.stderr, "%v while syncing %s", err, r.o.device)

@@ -471,7 +471,7 @@ func deviceName(o *options, f *fs.FS) string {
 }
 
 // checkDevice runs the whole check and returns the exit code.
-func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int {
+func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exit int) {
 	dev, f, code := openFS(o, stdout, stderr)
 	if f == nil {
 		return code
@@ -512,7 +512,16 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) int 
 	restarts := 0
 	// mmp is the multi-mount protection of the run (mmp.go).
 	var mmp mmpRun
-	defer mmp.close()
+	// undo is the run's undo file (-z), closed after the MMP block's last
+	// write (undosession.go).
+	undo := newUndoSession(o.undoFile, ov, f.BlockSize)
+	defer func() {
+		mmp.close()
+		if err := undo.close(); err != nil {
+			fatal(o, stderr, "%v while closing undo file %s", err, o.undoFile)
+			exit = problem.ExitError
+		}
+	}()
 restart:
 	if err := f.CheckFeatures(); err != nil {
 		var ue *fs.UnsupportedError
@@ -574,7 +583,7 @@ restart:
 	chk = check.New(f, snk, copt)
 
 	end := problem.RunEnd{ReadOnly: ov == nil, SuperWasValid: f.SB.State()&ondisk.StateValid != 0}
-	rc := &repairRun{o: o, ov: ov, chk: chk, rep: rep, name: name, stdout: stdout, stderr: stderr}
+	rc := &repairRun{o: o, ov: ov, undo: undo, chk: chk, rep: rep, name: name, stdout: stdout, stderr: stderr}
 	if code, ok := mmp.begin(ctx, o, f, ov, rc, rep, name, stdout, stderr); !ok {
 		return code
 	}

@@ -38,10 +38,12 @@ import (
 //
 // MMP writes reach the device at once, not through the Overlay, so that
 // other nodes see them: they are the protocol, not fixes, and do not make
-// the run "modified" (e2fsck's do not either). They are not in the undo
-// file (-z). A run that writes nothing else (a fix gofsck does not
-// implement, a cancelled run) puts the block back as it was found instead
-// of writing the clean sequence, so that the device is left untouched.
+// the run "modified" (e2fsck's do not either). With -z they go through the
+// run's undo file, as e2fsck's go through its undo I/O manager, so that
+// the undo puts back the block as found. A run that writes nothing else
+// (a fix gofsck does not implement, a cancelled run) puts the block back
+// as it was found instead of writing the clean sequence, so that the
+// device is left untouched.
 // A read-only run (-n) only reads the block.
 //
 // GOFSCK_TEST_MMP_NO_SLEEP=1 skips the waits (and only them): the
@@ -70,6 +72,7 @@ type mmpRun struct {
 	orig    []byte     // the structure as found at the first read
 	last    time.Time  // time of the last write
 	host    []byte
+	undo    *undoSession // -z: writes go through the run's undo file
 	// discarded reports whether the run ends writing nothing (a fix
 	// gofsck does not implement, a cancelled run).
 	discarded func() bool
@@ -84,12 +87,19 @@ func (m *mmpRun) begin(ctx context.Context, o *options, f *fs.FS, ov *blockdev.O
 	if !f.SB.HasIncompat(ondisk.IncompatMMP) {
 		return 0, true
 	}
-	m.o, m.ctx, m.f = o, ctx, f
+	m.o, m.ctx, m.f, m.undo = o, ctx, f, rc.undo
 	m.discarded = func() bool { return rep.Status().Unsupported != 0 || ctx.Err() != nil }
 	if m.rfd == nil {
 		if err := m.open(ov != nil); err != nil {
 			fatal(o, stderr, "%s while reading MMP block", err)
 			return fatalMMP(rep, name, stdout)
+		}
+		if m.wfd != nil {
+			// The undo file exists before the block's first write.
+			if _, err := m.undo.writer(ov.Base); err != nil {
+				fatal(o, stderr, "%v while trying to create undo file %s", err, o.undoFile)
+				return problem.ExitError, false
+			}
 		}
 	}
 	if !m.checked {
@@ -200,8 +210,20 @@ func (m *mmpRun) write(b ondisk.MMP) error {
 	return m.put(b)
 }
 
-// put writes b at the MMP block and syncs it.
+// put writes b at the MMP block and syncs it: through the undo file with
+// -z (which saves the block as found first), else through the MMP
+// descriptor.
 func (m *mmpRun) put(b []byte) error {
+	if m.undo.active() {
+		w, err := m.undo.writer(nil)
+		if err != nil {
+			return err
+		}
+		if _, err := w.WriteAt(b, m.off); err != nil {
+			return err
+		}
+		return syncDevice(m.undo.dev)
+	}
 	if _, err := m.wfd.WriteAt(b, m.off); err != nil {
 		return err
 	}
