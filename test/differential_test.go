@@ -219,6 +219,9 @@ func cases() []dcase {
 	add("ext2", badBlocksCases()...)
 	add("ext4", badBlocksCases()...)
 	add("ext3", ext3Cases()...)
+	for _, fs := range []string{"ext3", "ext4", "ext4-uninit", "ext4-32bit"} {
+		add(fs, journalRestartCase())
+	}
 	add("ext4", ext4Cases()...)
 	add("ext4-noflex", noflexCases()...)
 	add("ext4-uninit", uninitCases()...)

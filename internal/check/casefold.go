@@ -144,30 +144,6 @@ func (w *dirWorker) seenFoldedName(area []byte, off int, name []byte) bool {
 	}
 }
 
-// rehashOrder returns pass 3A's entry order for a directory: hashLess, or
-// for a casefolded one name_cf_cmp's order among equal hashes (folded
-// names, then the longer raw name last, then the higher inode first).
-func rehashOrder(fo *casefold.Folder) func(a, b *hashEntry) bool {
-	if fo == nil {
-		return hashLess
-	}
-	return func(a, b *hashEntry) bool {
-		if a.hash != b.hash {
-			return a.hash < b.hash
-		}
-		if a.minor != b.minor {
-			return a.minor < b.minor
-		}
-		if r := fo.Compare(a.name, b.name); r != 0 {
-			return r < 0
-		}
-		if len(a.name) != len(b.name) {
-			return len(a.name) < len(b.name)
-		}
-		return a.ino > b.ino
-	}
-}
-
 // sameName is pass 3A's same_name: folded comparison in a casefolded
 // directory, bytes otherwise.
 func sameName(fo *casefold.Folder, a, b []byte) bool {

@@ -126,6 +126,9 @@ type dirInfo struct {
 	// casefold: EXT4_CASEFOLD_FL with the casefold feature (e2fsck's
 	// inode_casefold_map).
 	casefold bool
+	// hashInDirent: the entries after '..' carry their hashes (an
+	// encrypted and casefolded directory, enccasefold.go).
+	hashInDirent bool
 }
 
 // eaBlockRef tracks one EA block: references still expected from inodes
@@ -202,6 +205,10 @@ type Checker struct {
 	abort bool
 	// rehash holds directories queued for rebuilding in pass 3A.
 	rehash map[uint32]bool
+	// rehashAsked, with -D (where rehash holds every directory), holds
+	// those queued by a problem: e2fsck's dirs_to_hash, which pass 2's
+	// duplicate-name check consults.
+	rehashAsked map[uint32]bool
 	// encPolicy maps encrypted inodes to their encryption policy
 	// (written under shared.mu in pass 1, read-only afterwards).
 	encPolicy map[uint32]string

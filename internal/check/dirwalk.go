@@ -1,7 +1,6 @@
 package check
 
 import (
-	"bytes"
 	"errors"
 	"sort"
 
@@ -162,7 +161,13 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 	var ents []hashEntry
 	var ok bool
 	var hashErr error
-	for {
+	hashed := hashInInode(n) // stored hashes, read as the rebuild reads them (enccasefold.go)
+	if hashed {
+		lblks, pblks := c.dirDataBlocks(n, 1<<22)
+		ents, _, compress, hashErr = c.fillDir(n, lblks, pblks, compress, hv, &seed, fo)
+		ok = true
+	}
+	for !hashed {
 		ents = ents[:0]
 		dirSize := 0 // the bytes the entries would take, as the rebuild counts them
 		ok = c.iterateDir(dir, func(ino uint32, name []byte) bool {
@@ -203,8 +208,7 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 	if compress && len(ents) > 1 {
 		sortPart = ents[2:]
 	}
-	less := rehashOrder(fo)
-	sort.SliceStable(sortPart, func(i, j int) bool { return less(&sortPart[i], &sortPart[j]) })
+	sortRehash(sortPart, fo) // sort_r's order (enccasefold.go)
 	for i := 1; i < len(ents); i++ {
 		e, prev := &ents[i], &ents[i-1]
 		if e.ino == 0 || !sameName(fo, e.name, prev.name) {
@@ -240,24 +244,6 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 		q.Str = string(newName[:cstrLen(newName)]) // printed with %s: up to a NUL
 		c.fix(q)
 	}
-}
-
-// hashLess is the rebuild's entry order: hash, minor hash, name, then
-// higher inode first.
-func hashLess(a, b *hashEntry) bool {
-	if a.hash != b.hash {
-		return a.hash < b.hash
-	}
-	if a.minor != b.minor {
-		return a.minor < b.minor
-	}
-	if r := bytes.Compare(a.name[:min(len(a.name), len(b.name))], b.name[:min(len(a.name), len(b.name))]); r != 0 {
-		return r < 0
-	}
-	if len(a.name) != len(b.name) {
-		return len(a.name) < len(b.name)
-	}
-	return a.ino > b.ino
 }
 
 // mutateName appends or bumps a "~N" suffix the way e2fsck renames

@@ -381,4 +381,7 @@ func (c *Checker) setRehash(dir uint32) {
 		return // only reached on "yes" answers, which parallel pass 2 never gives
 	}
 	c.rehash[dir] = true
+	if c.rehashAsked != nil {
+		c.rehashAsked[dir] = true
+	}
 }

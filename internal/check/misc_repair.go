@@ -223,5 +223,8 @@ func (c *Checker) pass3Restart() error {
 		c.applyBitmapEdits(d)
 		c.writeBitmaps(d)
 	}
+	if !c.journalBeforeRestart() {
+		return nil
+	}
 	return ErrRestart
 }

@@ -649,7 +649,7 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 	case mode == ondisk.SIFDIR:
 		c.inodeDir.Set(uint64(ino))
 		di := dirInfo{ino: ino, gen: n.Generation(), inline: inlineFS && n.Flags()&ondisk.FlagInlineData != 0,
-			casefold: casefoldFS && n.Flags()&ondisk.FlagCasefold != 0}
+			casefold: casefoldFS && n.Flags()&ondisk.FlagCasefold != 0, hashInDirent: c.entriesCarryHash(ino, n)}
 		if ino == ondisk.RootIno {
 			di.parent = ondisk.RootIno // the root is its own parent
 		}

@@ -22,10 +22,9 @@ func (c *Checker) endPass1() error {
 		release()
 	}
 	if (c.p1.restart || c.repair.reloc.restart && !c.abort) && c.repairing() && !c.sink.Aborted() {
-		if _, ok := journalDropped.Load(c); ok && !c.invalidBitmaps {
-			// e2fsck re-creates the dropped journal before it restarts,
-			// from the on-disk bitmaps: not modelled.
-			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
+		// e2fsck re-creates a dropped journal before it restarts
+		// (journal_restart.go).
+		if !c.journalBeforeRestart() {
 			return nil
 		}
 		return ErrRestart

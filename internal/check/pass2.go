@@ -152,6 +152,9 @@ func (c *Checker) pass2(ctx context.Context) error {
 		return err
 	}
 	if *c.restartLater && c.repairing() {
+		if !c.journalBeforeRestart() {
+			return nil
+		}
 		return ErrRestart // before the htree checks, as e2fsck
 	}
 	c.checkHtrees(dx)
@@ -293,9 +296,9 @@ func (c *Checker) replayEvents(evs []event) {
 		case evSubdir:
 			c.claimParent(ev.p, ev.ino)
 		case evDupName:
-			if !c.rehash[ev.p.Ino] {
+			if !c.dirsToHash(ev.p.Ino) {
 				c.sink.Fix(ev.p)
-				c.rehash[ev.p.Ino] = true
+				c.setRehash(ev.p.Ino)
 			}
 		case evDxRefs:
 			c.applyDxRefs(ev.dx)
@@ -436,7 +439,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 	if db.lblk != 0 {
 		dotState = 2
 	}
-	dupsFound := c.rehashed(ino)
+	dupsFound := c.dirsToHash(ino)
 	buf := w.buf
 	failedCsum := false
 	if inlineSize > 0 {
@@ -600,8 +603,9 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 		var name []byte
 		var synthetic bool
 		if inlineSize == 0 || dotState > 1 {
+			ext := hashExtra(di, dotState) // room for a stored hash (enccasefold.go)
 			if maxSize-offset < ondisk.DirentHeaderSize {
-				recLen = 12
+				recLen = ondisk.DirRecLen(1, ext)
 			} else {
 				h, _ := ondisk.DecodeDirent(area, offset, f.BlockSize)
 				recLen = h.RecLen
@@ -611,14 +615,14 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 			lastOff = offset
 			w.di = direntInfo(area, offset, d)
 			*lastDirent = w.di
-			if offset+recLen > maxSize || recLen < 12 || recLen%4 != 0 || ondisk.DirRecLen(nameLen, 0) > recLen {
+			if offset+recLen > maxSize || recLen < ondisk.DirRecLen(1, ext) || recLen%4 != 0 || ondisk.DirRecLen(nameLen, ext) > recLen {
 				q := base
 				q.Code, q.Num, q.Dirent = problem.PR_2_DIR_CORRUPTED, uint64(offset), &w.di
 				if c.fix(q) {
 					if !c.repairing() {
 						return true
 					}
-					offset = w.salvageDirectory(area, offset, prevOff, maxSize, synthPrev)
+					offset = w.salvageDirectory(area, offset, prevOff, maxSize, synthPrev, hashExtra(di, 2))
 					modified = true
 					if salvages++; offset >= maxSize || salvages > f.BlockSize {
 						break // (bounded: each salvage shrinks what is left)
@@ -998,8 +1002,9 @@ func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, 
 		update := true
 		if dd.hashVersion == dirhash.SipHash {
 			// The hash lives in the entry, after the name padded to 4
-			// bytes (encrypted+casefolded dirs: EXT2_DIRENT_HASH).
-			if h := off + ondisk.DirentHeaderSize + (d.NameLen+3)&^3; dotState > 1 && h+4 <= off+d.RecLen && h+4 <= len(area) {
+			// bytes (encrypted+casefolded dirs: EXT2_DIRENT_HASH), read
+			// as e2fsck reads it, whether or not rec_len holds it.
+			if h := off + ondisk.DirentHeaderSize + (d.NameLen+3)&^3; dotState > 1 && h+4 <= len(area) {
 				hash = binary.LittleEndian.Uint32(area[h:])
 			}
 		} else {

@@ -167,8 +167,10 @@ func (w *dirWorker) fixDotDotEntry() bool {
 
 // salvageDirectory is e2fsck's salvage_directory over area[:blockLen]: it
 // repairs the corrupt entry at off and returns the offset to check next.
-// prev is the previous entry's offset (-1 when there is none).
-func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevSynthetic bool) int {
+// prev is the previous entry's offset (-1 when there is none); hashRoom is
+// the room for a stored hash in a directory that keeps them (e2fsck's
+// hash_in_dirent, '.' and '..' included).
+func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevSynthetic bool, hashRoom int) int {
 	bs := w.c.fs.BlockSize
 	if prevSynthetic {
 		prev = -1
@@ -182,13 +184,13 @@ func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevS
 	}
 	left := blockLen - off - recLen
 	// An 8-byte entry: move the rest of the block up over it.
-	if left >= ondisk.DirRecLen(1, 0) && recLen == ondisk.DirentHeaderSize {
+	if left >= ondisk.DirRecLen(1, hashRoom) && recLen == ondisk.DirentHeaderSize {
 		copy(area[off:], area[off+8:off+8+left])
 		clear(area[off+left : off+left+8])
 		return off
 	}
 	// An entry running past the end whose name fits: shorten it.
-	if left < 0 && recLen+left > ondisk.DirentHeaderSize && ondisk.DirRecLen(nameLen, 0) <= recLen+left &&
+	if left < 0 && recLen+left > ondisk.DirentHeaderSize && ondisk.DirRecLen(nameLen, hashRoom) <= recLen+left &&
 		binary.LittleEndian.Uint32(area[off:]) <= w.c.fs.InodesCount && off+8+nameLen <= len(area) &&
 		!containsZero(area[off+8:off+8+nameLen]) {
 		setRecLen(area, off, recLen+left, bs)

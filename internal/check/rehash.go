@@ -47,6 +47,10 @@ func (c *Checker) queueLinearDirs() {
 		if c.rehash == nil {
 			c.rehash = map[uint32]bool{}
 		}
+		c.rehashAsked = make(map[uint32]bool, len(c.rehash))
+		for d := range c.rehash {
+			c.rehashAsked[d] = true
+		}
 		for i := range c.dirs {
 			c.rehash[c.dirs[i].ino] = true
 		}
@@ -76,6 +80,16 @@ func (c *Checker) queueLinearDirs() {
 		}
 		c.rehash[ino] = true
 	}
+}
+
+// dirsToHash reports whether dir was queued for rebuild by a problem
+// (e2fsck's dirs_to_hash list, without -D's every directory). A recording
+// worker assumes not, as rehashed does.
+func (c *Checker) dirsToHash(dir uint32) bool {
+	if c.rehashAsked == nil || c.p2recording() {
+		return c.rehashed(dir)
+	}
+	return c.rehashAsked[dir]
 }
 
 // optimizeAll reports whether every directory is rebuilt (-D).
@@ -126,65 +140,9 @@ func (c *Checker) rebuildDir(dir uint32) error {
 	}
 
 	// Read every entry (fill_dir_block).
-	var ents []hashEntry
-	var parent uint32
-	buf := make([]byte, bs)
-	for {
-		ents = ents[:0]
-		dirSize := 0
-		for k, lb := range lblks {
-			if uint64(lb+1)*uint64(bs) > uint64(uint32(n.Size())) {
-				return errRehashCorrupt
-			}
-			if f.ReadBlock(pblks[k], buf) != nil {
-				return errRehashCorrupt
-			}
-			for off := 0; off < bs; {
-				if off+8 > bs {
-					return errRehashCorrupt
-				}
-				recLen := int(binary.LittleEndian.Uint16(buf[off+4:]))
-				if bs >= 65536 && (recLen == 65535 || recLen == 0) {
-					recLen = bs
-				} else if bs >= 65536 {
-					recLen = recLen&0xFFFC | (recLen&3)<<16
-				}
-				nameLen := int(buf[off+6])
-				if off+recLen > bs || recLen < 8 || recLen%4 != 0 || nameLen+8 > recLen {
-					return errRehashCorrupt
-				}
-				e := buf[off : off+recLen]
-				off += recLen
-				ino := binary.LittleEndian.Uint32(e)
-				if ino == 0 {
-					continue
-				}
-				if nameLen == 0 {
-					return errRehashCorrupt
-				}
-				name := e[8 : 8+nameLen]
-				if !compress && nameLen == 1 && name[0] == '.' {
-					continue
-				}
-				if !compress && nameLen == 2 && name[0] == '.' && name[1] == '.' {
-					parent = ino
-					continue
-				}
-				re := hashEntry{ino: ino, ft: e[7], name: append([]byte(nil), name...)}
-				if !compress {
-					var err error
-					if re.hash, re.minor, err = hashName(fo, hv, name, &seed); errors.Is(err, errFoldFailed) {
-						return err
-					}
-				}
-				dirSize += (nameLen + 8 + 3) &^ 3
-				ents = append(ents, re)
-			}
-		}
-		if compress || dirSize >= bs-24 {
-			break
-		}
-		compress = true
+	ents, parent, compress, err := c.fillDir(n, lblks, pblks, compress, hv, &seed, fo)
+	if err != nil {
+		return err
 	}
 
 	// Sort and resolve duplicates.
@@ -193,8 +151,7 @@ func (c *Checker) rebuildDir(dir uint32) error {
 		if compress && len(ents) > 1 {
 			part = ents[2:]
 		}
-		less := rehashOrder(fo)
-		sort.SliceStable(part, func(i, j int) bool { return less(&part[i], &part[j]) })
+		sortRehash(part, fo) // sort_r's order (enccasefold.go)
 		if c.fixDuplicates(dir, n, ents, hv, &seed, fo) == 0 {
 			break
 		}
@@ -205,17 +162,101 @@ func (c *Checker) rebuildDir(dir uint32) error {
 	}
 
 	// Lay out the leaves (copy_dir_entries).
-	out, hashes := copyDirEntries(ents, bs, csumSize, compress)
+	hashIn := hashInInode(n) // entries keep their hashes (enccasefold.go)
+	out, hashes := copyDirEntries(ents, bs, csumSize, compress, hashIn)
 	if !compress {
 		var err error
 		if out, err = c.calculateTree(out, hashes, dir, parent, bs, csumSize); err != nil {
 			return err
+		}
+		if hashIn {
+			out[0][24+4] = byte(dirhash.SipHash) // set_root_node's hash_version
 		}
 	}
 	if err := c.writeDirectory(dir, n, osize, out, compress); err != nil {
 		return err
 	}
 	return c.rehashCheckExtents(dir) // optimize.go
+}
+
+// fillDir reads every entry of directory inode n (e2fsck's fill_dir_block
+// over its blocks): names, inodes and hashes, '.' and '..' only when
+// compress; the parent is '..'. An index directory whose entries fit in
+// one block is read again packed (compress true on return). A directory
+// keeping its hashes (enccasefold.go) gives the stored ones.
+func (c *Checker) fillDir(n ondisk.Inode, lblks []int64, pblks []uint64, compress bool, hv dirhash.Version, seed *[4]uint32, fo *casefold.Folder) ([]hashEntry, uint32, bool, error) {
+	f := c.fs
+	bs := f.BlockSize
+	hashIn := hashInInode(n)
+	var ents []hashEntry
+	var parent uint32
+	buf := make([]byte, bs)
+	for {
+		ents = ents[:0]
+		dirSize := 0
+		for k, lb := range lblks {
+			if uint64(lb+1)*uint64(bs) > uint64(uint32(n.Size())) {
+				return nil, 0, compress, errRehashCorrupt
+			}
+			if f.ReadBlock(pblks[k], buf) != nil {
+				return nil, 0, compress, errRehashCorrupt
+			}
+			for off := 0; off < bs; {
+				if off+8 > bs {
+					return nil, 0, compress, errRehashCorrupt
+				}
+				minRec := ondisk.DirentHeaderSize
+				extended := hashIn && !isFakeEntry(uint32(lb), off, bs, f.MetadataCsum)
+				if extended {
+					minRec += direntHashSize
+				}
+				recLen := int(binary.LittleEndian.Uint16(buf[off+4:]))
+				if bs >= 65536 && (recLen == 65535 || recLen == 0) {
+					recLen = bs
+				} else if bs >= 65536 {
+					recLen = recLen&0xFFFC | (recLen&3)<<16
+				}
+				nameLen := int(buf[off+6])
+				if off+recLen > bs || recLen < minRec || recLen%4 != 0 || nameLen+minRec > recLen {
+					return nil, 0, compress, errRehashCorrupt
+				}
+				e := buf[off : off+recLen]
+				off += recLen
+				ino := binary.LittleEndian.Uint32(e)
+				if ino == 0 {
+					continue
+				}
+				if nameLen == 0 {
+					return nil, 0, compress, errRehashCorrupt
+				}
+				name := e[8 : 8+nameLen]
+				if !compress && nameLen == 1 && name[0] == '.' {
+					continue
+				}
+				if !compress && nameLen == 2 && name[0] == '.' && name[1] == '.' {
+					parent = ino
+					continue
+				}
+				re := hashEntry{ino: ino, ft: e[7], name: append([]byte(nil), name...)}
+				extra := 0
+				if extended {
+					re.hash, re.minor, _ = storedHashes(e, nameLen)
+					extra = direntHashSize
+				} else if !compress {
+					var err error
+					if re.hash, re.minor, err = hashName(fo, hv, name, seed); errors.Is(err, errFoldFailed) {
+						return nil, 0, compress, err
+					}
+				}
+				dirSize += ondisk.DirRecLen(nameLen, extra)
+				ents = append(ents, re)
+			}
+		}
+		if compress || dirSize >= bs-24 {
+			return ents, parent, compress, nil
+		}
+		compress = true
+	}
 }
 
 // fixDuplicates is duplicate_search_and_fix over sorted entries; it
@@ -271,8 +312,9 @@ func (c *Checker) fixDuplicates(dir uint32, n ondisk.Inode, ents []hashEntry, hv
 
 // copyDirEntries packs the entries into leaf blocks as e2fsck's
 // copy_dir_entries does. In index mode block 0 is left for the root.
-// hashes[i] is the first hash of block i (with the collision bit).
-func copyDirEntries(ents []hashEntry, bs, csumSize int, compress bool) ([][]byte, []uint32) {
+// hashes[i] is the first hash of block i (with the collision bit). With
+// hashIn every entry is written with its hashes after the name.
+func copyDirEntries(ents []hashEntry, bs, csumSize int, compress, hashIn bool) ([][]byte, []uint32) {
 	var out [][]byte
 	var hashes []uint32
 	next := func() []byte {
@@ -284,7 +326,11 @@ func copyDirEntries(ents []hashEntry, bs, csumSize int, compress bool) ([][]byte
 	if !compress {
 		next()
 	}
-	const minRecLen = 12 // ext2fs_dir_rec_len(1)
+	extra := 0
+	if hashIn {
+		extra = direntHashSize
+	}
+	minRecLen := ondisk.DirRecLen(1, extra)
 	slack := minRecLen
 	if !compress {
 		slack = (bs - csumSize) * 20 / 100
@@ -308,7 +354,7 @@ func copyDirEntries(ents []hashEntry, bs, csumSize int, compress bool) ([][]byte
 		if e.ino == 0 {
 			continue
 		}
-		recLen = (len(e.name) + 8 + 3) &^ 3
+		recLen = ondisk.DirRecLen(len(e.name), extra)
 		if recLen > left {
 			if left > 0 {
 				left += prevRecLen
@@ -329,6 +375,9 @@ func copyDirEntries(ents []hashEntry, bs, csumSize int, compress bool) ([][]byte
 		}
 		putDirent(block, dirent, e.ino, recLen, len(e.name), e.ft, bs)
 		copy(block[dirent+8:], e.name)
+		if hashIn {
+			putStoredHashes(block, dirent, len(e.name), e.hash, e.minor)
+		}
 		prevRecLen = recLen
 		offset += recLen
 		left -= recLen

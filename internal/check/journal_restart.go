@@ -1,0 +1,109 @@
+package check
+
+import (
+	"fmt"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+)
+
+// Re-creating a dropped journal when pass 1 restarts the check. e2fsck's
+// main asks PR_6_RECREATE_JOURNAL as soon as e2fsck_run returns, also
+// when it returns for a restart, so the journal is made before the
+// restart rather than at the end of the run (the restarted check starts
+// with the flag cleared). At that point pass 1's block_found_map is still
+// in place: the allocator e2fsck installs takes blocks from it (where the
+// dropped journal's old blocks are free), while the library's alloc stats
+// mark them in the bitmaps ext2fs_read_bitmaps loaded from the disk and
+// count them off the group and superblock free counts. Closing the
+// filesystem for the restart writes that block bitmap, the superblock and
+// the descriptors (every copy: dropping the journal cleared
+// EXT2_FLAG_MASTER_SB_ONLY); the restarted check's pass 5 then frees the
+// old journal's blocks.
+
+// journalBeforeRestart runs that step when the journal was dropped, for
+// a restart asked by pass 1, 2 or 3. It returns false when the run stops
+// because gofsck cannot follow (c.unsupported).
+func (c *Checker) journalBeforeRestart() bool {
+	if _, ok := journalDropped.Load(c); !ok || c.invalidBitmaps || !c.repairing() {
+		return true
+	}
+	return c.recreateJournalForRestart()
+}
+
+// recreateJournalForRestart is the re-creation itself.
+func (c *Checker) recreateJournalForRestart() bool {
+	f := c.fs
+	n := defaultJournalSize(f.BlocksCount)
+	if n < 0 || c.sb.HasCompat(ondisk.CompatFastCommit) || f.ClusterBits != 0 || c.blockFound == nil {
+		c.unsupported(problem.PR_6_RECREATE_JOURNAL)
+		return false
+	}
+	ino := uint32(ondisk.JournalIno)
+	old := make(ondisk.Inode, f.InodeSize)
+	exists := f.ReadInode(ino, old, make([]byte, f.BlockSize)) != nil || old.BlocksLo() != 0
+	var plan *journalPlan
+	if !exists {
+		var ok bool
+		if plan, ok = c.planJournal(uint64(n), &diskBitmaps{blocks: c.blockFound}); !ok {
+			// Not enough room in the found map: the library's partial
+			// allocation is not modelled here.
+			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
+			return false
+		}
+	}
+	if !c.fix(problem.Problem{Code: problem.PR_6_RECREATE_JOURNAL}) {
+		return true
+	}
+	c.log(fmt.Sprintf("Creating journal (%d blocks): ", n))
+	if exists {
+		c.log("File exists: while trying to create journal\n")
+		return true
+	}
+	// ext2fs_read_bitmaps: the bitmaps as on disk, with the edits fixes
+	// made to them so far; the journal's alloc stats go there
+	// (journalAllocStats edits c.repair.final).
+	d := c.loadBitmaps()
+	c.applyBitmapEdits(d)
+	c.writeJournal(plan, uint64(n))
+	c.writeDirtyBitmapsForRestart(d)
+	c.log(" Done.\n")
+	c.log("\n*** journal has been regenerated ***\n")
+	return true
+}
+
+// writeDirtyBitmapsForRestart is ext2fs_write_bitmaps at the close before
+// a restart: the block bitmap, which the journal's allocation dirtied, and
+// the inode bitmap only when a fix edited it; each group's bitmap is
+// skipped while the group is BLOCK_UNINIT (INODE_UNINIT).
+func (c *Checker) writeDirtyBitmapsForRestart(d *diskBitmaps) {
+	f := c.fs
+	cpg := uint64(c.sb.ClustersPerGroup())
+	ipg := uint64(f.InodesPerGroup)
+	first := f.ClusterOf(f.FirstDataBlock)
+	last := f.ClusterOf(f.BlocksCount - 1)
+	c.repair.mu.Lock()
+	inodesDirty := len(c.repair.inodeEdits) > 0
+	c.repair.mu.Unlock()
+	buf := make([]byte, f.BlockSize)
+	for g := uint32(0); g < f.Groups; g++ {
+		gd := f.Group(g)
+		if b := gd.BlockBitmap(); b != 0 && b < f.BlocksCount && !(f.GdtCsum && gd.Flags()&ondisk.BgBlockUninit != 0) {
+			base := first + uint64(g)*cpg
+			fillBitmap(buf, d.blocks, base, cpg, last+1-base)
+			if f.MetadataCsum {
+				gd.SetBlockBitmapCsum(ondisk.BitmapChecksum(f.CsumSeed, buf[:cpg/8]))
+			}
+			c.writeBlock(b, buf)
+		}
+		if b := gd.InodeBitmap(); inodesDirty && b != 0 && b < f.BlocksCount && !(f.GdtCsum && gd.Flags()&ondisk.BgInodeUninit != 0) {
+			base := 1 + uint64(g)*ipg
+			fillBitmap(buf, d.inodes, base, ipg, ipg)
+			if f.MetadataCsum {
+				gd.SetInodeBitmapCsum(ondisk.BitmapChecksum(f.CsumSeed, buf[:ipg/8]))
+			}
+			c.writeBlock(b, buf)
+		}
+		gd.UpdateChecksum(f.SB, g)
+	}
+}
