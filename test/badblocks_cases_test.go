@@ -1,6 +1,16 @@
 package test
 
-import "strconv"
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gofsck/internal/blockdev"
+	"gofsck/internal/fs"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/testfs"
+)
 
 // badBlocksCases damage the bad-block inode (inode 1): blocks outside the
 // filesystem, mapping blocks outside it or colliding with metadata, and
@@ -69,5 +79,123 @@ func badBlocksCases() []dcase {
 			b := c.freeBlock()
 			list(c, b, b+1, b+2)
 		}),
+	}
+}
+
+// bbExtentCases give inode 1 an extent tree of depth 1 whose last leaf
+// block T is also listed, in the middle of an extent of that leaf
+// (T-1..T+1), and where process_bad_block looks for inode 1's own
+// mapping blocks (i_block[13] or [14]: the fourth root entry's leaf, or
+// the last word of the unused fourth slot). The second time T is met it
+// is taken off the list: ext2fs_extent_set_bmap cuts the extent in two.
+// In a full leaf the cut splits it, the new block coming from e2fsck's
+// block found map of that moment; under a root of four leaves the root
+// moves down first and the tree grows to depth 2.
+func bbExtentCases() []dcase {
+	build := func(c *cx, fullLeaf bool, leaves int) {
+		c.t.Helper()
+		bs := c.bs()
+		max := int((bs - 12) / 12)
+		n := 1
+		if fullLeaf {
+			n = max - 1
+		}
+		// Free blocks: a run of three, then single ones.
+		total, _ := strconv.ParseUint(c.sb()["Block count"], 10, 64)
+		out := testfs.DebugfsRO(c.t, c.img, fmt.Sprintf("ffb %d %d", n+2*leaves+64, total/2))
+		var free []uint64
+		for _, f := range strings.Fields(strings.TrimPrefix(out[strings.Index(out, "Free blocks found:")+len("Free blocks found:"):], " ")) {
+			if v, err := strconv.ParseUint(f, 10, 64); err == nil {
+				free = append(free, v)
+			}
+		}
+		t := uint64(0)
+		for i := 0; i+2 < len(free); i++ {
+			if free[i+1] == free[i]+1 && free[i+2] == free[i]+2 {
+				t = free[i] + 1
+				free = append(free[:i:i], free[i+3:]...)
+				break
+			}
+		}
+		if t == 0 || len(free) < n+2*leaves {
+			c.t.Fatalf("not enough free blocks: %s", out)
+		}
+		take := func() uint64 { b := free[0]; free = free[1:]; return b }
+		ext := func(node []byte, i int, lblk uint32, l uint16, p uint64) {
+			e := node[12+12*i:]
+			binary.LittleEndian.PutUint32(e, lblk)
+			binary.LittleEndian.PutUint16(e[4:], l)
+			binary.LittleEndian.PutUint16(e[6:], uint16(p>>32))
+			binary.LittleEndian.PutUint32(e[8:], uint32(p))
+		}
+		idx := func(node []byte, i int, lblk uint32, leaf uint64) {
+			e := node[12+12*i:]
+			binary.LittleEndian.PutUint32(e, lblk)
+			binary.LittleEndian.PutUint32(e[4:], uint32(leaf))
+			binary.LittleEndian.PutUint16(e[8:], uint16(leaf>>32))
+		}
+		hdr := func(node []byte, entries, max, depth int) {
+			binary.LittleEndian.PutUint16(node, 0xF30A)
+			binary.LittleEndian.PutUint16(node[2:], uint16(entries))
+			binary.LittleEndian.PutUint16(node[4:], uint16(max))
+			binary.LittleEndian.PutUint16(node[6:], uint16(depth))
+		}
+		csum := strings.Contains(c.sb()["Filesystem features"], "metadata_csum")
+		var seed uint32
+		if csum {
+			dev, err := blockdev.Open(c.img, true, false)
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			f, err := fs.Open(dev, fs.Options{})
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			seed = f.CsumSeed
+			dev.Close()
+		}
+		seal := func(node []byte) {
+			if sum, _, ok := ondisk.ExtentBlockChecksum(node, seed, 1, 0); ok && csum {
+				binary.LittleEndian.PutUint32(node[12+12*max:], sum)
+			}
+		}
+		root := make([]byte, 60)
+		hdr(root, leaves, 4, 1)
+		for k := 0; k < leaves; k++ {
+			node := make([]byte, bs)
+			var leaf uint64
+			first := uint32(k * 100000)
+			if k == leaves-1 {
+				leaf = t
+				hdr(node, n+1, max, 0)
+				ext(node, 0, first, 3, t-1)
+				for i := 1; i <= n; i++ {
+					ext(node, i, first+uint32(10*i), 1, take())
+				}
+			} else {
+				leaf = take()
+				hdr(node, 1, max, 0)
+				ext(node, 0, first, 1, take())
+			}
+			idx(root, k, first, leaf)
+			seal(node)
+			c.writeBlock(leaf, 0, node)
+		}
+		if leaves < 4 {
+			binary.LittleEndian.PutUint32(root[56:], uint32(t))
+		}
+		isz, _ := strconv.Atoi(c.sb()["Inode size"])
+		ino := ondisk.Inode(c.read(c.inodeOff("<1>"), isz))
+		copy(ino.IBlock(), root)
+		ino.SetFlags(ondisk.FlagExtents)
+		if csum {
+			ino.SetChecksum(seed, 1)
+		}
+		c.write(c.inodeOff("<1>"), ino)
+	}
+	return []dcase{
+		do("bb-extent-cut", func(c *cx) { build(c, false, 1) }),
+		do("bb-extent-cut-leaf-split", func(c *cx) { build(c, true, 1) }),
+		do("bb-extent-cut-root-grows", func(c *cx) { build(c, true, 4) }),
 	}
 }

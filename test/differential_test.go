@@ -218,6 +218,8 @@ func cases() []dcase {
 	add("ext2", ext2Cases()...)
 	add("ext2", badBlocksCases()...)
 	add("ext4", badBlocksCases()...)
+	add("ext4", bbExtentCases()...)
+	add("ext4-1k", bbExtentCases()...)
 	add("ext3", ext3Cases()...)
 	for _, fs := range []string{"ext3", "ext4", "ext4-uninit", "ext4-32bit"} {
 		add(fs, journalRestartCase())

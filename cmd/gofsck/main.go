@@ -799,6 +799,11 @@ func abortRun(o *options, rep *problem.Reporter, end problem.RunEnd, name string
 		msg = "aborted"
 	}
 	fatal(o, stderr, "%s", msg)
+	if rep.Aborted() && end.Modified && !o.preen {
+		// The second fatal_error, main's "aborted", repeats the line
+		// the fatal problem's printed for a changed filesystem.
+		fmt.Fprintf(stdout, "\n%s: ***** FILE SYSTEM WAS MODIFIED *****\n", name)
+	}
 	if invalid {
 		fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
 	}

@@ -194,8 +194,8 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 // offered (block count -1) before its subtree, each leaf's blocks in
 // order. A root that does not verify is not walked and is no error (the
 // extent handle cannot be opened); a child node that cannot be read or
-// does not verify ends the walk with the error. Clearing is not
-// supported here (checkBadBlocksInode never asks for it).
+// does not verify ends the walk with the error. Nothing is cleared here:
+// a repair run walks with iterateBadBlocksHandle.
 func (c *Checker) iterateBadBlocksExtents(n ondisk.Inode, visit bbVisit) string {
 	f := c.fs
 	root := ondisk.ExtentHeader(n.IBlock())
@@ -255,6 +255,75 @@ func (c *Checker) iterateBadBlocksExtents(n ondisk.Inode, visit bbVisit) string 
 	}
 	if walk(root, int(root.Depth())) && errMsg != "" {
 		return errMsg
+	}
+	return ""
+}
+
+// iterateBadBlocksHandle walks an extent-mapped inode 1 in a repair run
+// with the library's extent iterator (extent_setbmap.go) and returns its
+// error message, "" if none: a listed block the visitor clears is
+// unmapped by ext2fs_extent_set_bmap, a cleared index entry is replaced
+// by one pointing at block 0 (which the walk then fails to read as a
+// node, as the library's does). The handle edits n, as the library's
+// write of inode 1 updates e2fsck's scan copy. A tree block the unmapping
+// needs comes from found, the library's block found map at this point
+// (meta, the group metadata, and inode 1's blocks so far); a leaf left
+// empty is released.
+func (c *Checker) iterateBadBlocksHandle(n ondisk.Inode, meta, found *bitmap.Bitmap, visit bbVisit) string {
+	f := c.fs
+	if iblockEmpty(n) {
+		return ""
+	}
+	x, err := c.openExtHandle(ondisk.BadBlocksIno, n)
+	if err != nil {
+		return ""
+	}
+	first, last := f.ClusterOf(f.FirstDataBlock), f.ClusterOf(f.BlocksCount-1)
+	x.alloc = func(goal uint64) (uint64, bool) {
+		g := f.ClusterOf(goal)
+		if goal == 0 || g < first || g > last {
+			g = first
+		}
+		cl := found.NextClear(g)
+		if cl > last {
+			if cl = found.NextClear(first); cl > last || cl >= g {
+				return 0, false
+			}
+		}
+		found.Set(cl)
+		b := cl << f.ClusterBits
+		c.markBlockUsed(b)
+		c.markBlockOnDisk(cl, true)
+		c.groupStatsBlock(b, 1)
+		return b, true
+	}
+	x.free = func(b uint64) {
+		if b < f.FirstDataBlock || b >= f.BlocksCount {
+			return
+		}
+		if cl := f.ClusterOf(b); !meta.Test(cl) {
+			found.Clear(cl)
+		}
+		c.releaseBlock(b)
+	}
+	budget := bbVisitBudget
+	_, err = x.iterate(false, func(blk *uint64, blockcnt int64) int {
+		if budget--; budget < 0 {
+			return iterAbort
+		}
+		clr, ab := visit(*blk, blockcnt)
+		r := 0
+		if clr {
+			*blk = 0
+			r |= iterChanged
+		}
+		if ab {
+			r |= iterAbort
+		}
+		return r
+	})
+	if err != nil {
+		return err.Error()
 	}
 	return ""
 }
@@ -342,15 +411,12 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 	for i := range ind {
 		ind[i] = uint64(n.Block(12 + i))
 	}
-	if n.Flags()&ondisk.FlagExtents != 0 && c.repairing() {
-		// Taking a block off an extent-mapped list (ext2fs_extent_set_bmap)
-		// is not implemented: stop before a problem that may need it.
-		if code := c.bbExtentClearNeeded(n, found.Clone(), ind); code != 0 {
-			c.unsupported(code)
-			return
+	visit := func(b uint64, blockcnt int64) (bool, bool) {
+		if b == 0 {
+			// process_bad_block ignores a zero pointer (an extent
+			// index or extent a repair pointed at block 0).
+			return false, false
 		}
-	}
-	errMsg := c.iterateBadBlocksInode(n, c.repairing(), func(b uint64, blockcnt int64) (bool, bool) {
 		if c.sink.Aborted() {
 			return false, true
 		}
@@ -393,7 +459,15 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 			return clr, !clr && c.sink.Aborted()
 		}
 		return clr, false
-	})
+	}
+	var errMsg string
+	if n.Flags()&ondisk.FlagExtents != 0 && c.repairing() {
+		// A block taken off an extent-mapped list is unmapped by
+		// ext2fs_extent_set_bmap, through the library's iterator.
+		errMsg = c.iterateBadBlocksHandle(n, meta, found, visit)
+	} else {
+		errMsg = c.iterateBadBlocksInode(n, c.repairing(), visit)
+	}
 	c.sink.EndLatch(problem.LatchBBlock)
 	if errMsg != "" {
 		c.fix(problem.Problem{Code: problem.PR_1_BLOCK_ITERATE, Ino: ino, Err: errMsg})
@@ -404,38 +478,6 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 			c.abort = true
 		}
 	}
-}
-
-// bbExtentClearNeeded walks an extent-mapped inode 1 as
-// checkBadBlocksInode does, without reporting, and returns the first
-// problem whose "yes" would take a block off the list (0 if none). found
-// is a copy of the blocks in use before inode 1.
-func (c *Checker) bbExtentClearNeeded(n ondisk.Inode, found *bitmap.Bitmap, ind [3]uint64) problem.Code {
-	f := c.fs
-	meta := found.Clone()
-	var code problem.Code
-	c.iterateBadBlocksInode(n, false, func(b uint64, blockcnt int64) (bool, bool) {
-		if b < f.FirstDataBlock || b >= f.BlocksCount {
-			code = problem.PR_1_BB_ILLEGAL_BLOCK_NUM
-			return false, true
-		}
-		cl := f.ClusterOf(b)
-		switch {
-		case blockcnt < 0 && meta.Test(cl):
-			code = problem.PR_1_BB_FS_BLOCK
-		case blockcnt < 0 && found.Test(cl):
-			code = problem.PR_1_BBINODE_BAD_METABLOCK
-		case !found.Test(cl):
-			found.Set(cl)
-		default:
-			switch o := c.findBadBlockOwner(ind, b); o.code {
-			case problem.PR_1_BAD_PRIMARY_SUPERBLOCK, problem.PR_1_BAD_PRIMARY_GROUP_DESCRIPTOR, problem.PR_1_BBINODE_BAD_METABLOCK:
-				code = o.code
-			}
-		}
-		return false, code != 0
-	})
-	return code
 }
 
 // bbOwner is what a listed block already in use belongs to: the problem

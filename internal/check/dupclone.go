@@ -336,15 +336,7 @@ func (cs *cloneState) indirect(b uint64, level int, base int64) (uint64, bool) {
 // splits or grows nodes as needed and writes what it changes (the inode
 // included). An iterator error is kept in iterErr.
 func (cs *cloneState) extentTree(n ondisk.Inode) {
-	ib := n.IBlock()
-	empty := true
-	for _, b := range ib {
-		if b != 0 {
-			empty = false
-			break
-		}
-	}
-	if empty {
+	if iblockEmpty(n) {
 		return
 	}
 	x, err := cs.c.openExtHandle(cs.ino, n)

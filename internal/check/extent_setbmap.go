@@ -42,6 +42,17 @@ var errExtLeafBad = errors.New("Corrupt extent")
 // nodes shared by several parents make a tree of many paths).
 const extStepBudget = 1 << 22
 
+// iblockEmpty reports an i_block of zeros, which the library's handle
+// opens as an empty leaf root (writing nothing while nothing changes).
+func iblockEmpty(n ondisk.Inode) bool {
+	for _, b := range n.IBlock() {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // allocBlock is the handle's block allocation (ext2fs_alloc_block2 with
 // the caller's allocator; e2fsck's during the passes).
 func (x *extHandle) allocBlock(goal uint64) (uint64, bool) {
