@@ -33,14 +33,21 @@ type ecSet struct {
 	csum   bool
 	v2     bool // fscrypt context v2 (40 bytes) rather than v1 (28)
 	dxEnts int  // entries of /dx (enough for an htree of a few leaves)
+	// big: /dx needs an index level under the root (more leaves than
+	// the root holds); only the cases in bigCases run.
+	big bool
 }
 
 var ecSets = []ecSet{
-	{"4k", 4096, false, true, 220},
-	{"4k-csum", 4096, true, false, 220},
-	{"1k", 1024, false, false, 70},
-	{"1k-csum", 1024, true, true, 70},
+	{"4k", 4096, false, true, 220, false},
+	{"4k-csum", 4096, true, false, 220, false},
+	{"1k", 1024, false, false, 70, false},
+	{"1k-csum", 1024, true, true, 70, false},
+	{"1k-csum-2level", 1024, true, true, 3300, true},
 }
+
+// bigCases are the cases run on the big sets.
+var bigCases = map[string]bool{"baseline": true, "dx-hash-high": true, "dx-dup-name-hash": true, "after-D": true}
 
 // ecImg is an image being built or corrupted.
 type ecImg struct {
@@ -318,7 +325,11 @@ func ecBase(t *testing.T, set ecSet) string {
 		feat += ",^metadata_csum"
 	}
 	long := strings.Repeat("n", 36)
-	img := testfs.MkImage(t, testfs.Spec{Size: 8 * mib, FSType: "ext4", BlockSize: set.bs, InodeSize: 256, Features: feat,
+	inodes := 0
+	if set.big {
+		inodes = 4096
+	}
+	img := testfs.MkImage(t, testfs.Spec{Size: 8 * mib, FSType: "ext4", BlockSize: set.bs, InodeSize: 256, Inodes: inodes, Features: feat,
 		Populate: func(tr *testfs.Tree) {
 			for i := range ecLinEnts {
 				tr.File(fmt.Sprintf("lin/%s%03d", long, i), int64(i*10))
@@ -366,6 +377,9 @@ func ecBase(t *testing.T, set ecSet) string {
 	if n.Flags()&flagIndex == 0 {
 		t.Fatalf("/dx is not indexed after e2fsck -fyD")
 	}
+	if root := e.readBlock(testfs.Blocks(t, img, "/dx").Data[0]); (root[30] == 1) != set.big {
+		t.Fatalf("/dx has %d index levels under its root", root[30])
+	}
 	if out, exit := testfs.E2fsck(t, img, "-fn"); exit != 0 {
 		t.Fatalf("base image not clean (exit %d):\n%s", exit, out)
 	}
@@ -397,11 +411,16 @@ func (e *ecImg) setContext(p string, version byte, size int) {
 // strict sets EXT4_ENC_STRICT_MODE_FL (names of casefolded directories
 // are checked and compared folded in pass 2).
 func (e *ecImg) strict() {
+	e.editSuper(func(sb []byte) { binary.LittleEndian.PutUint16(sb[0x27E:], 1) })
+}
+
+// editSuper edits the primary superblock and recomputes its checksum.
+func (e *ecImg) editSuper(edit func(sb []byte)) {
 	sb, err := ondisk.NewSuperblock(testfs.ReadAt(e.t, e.img, 1024, 1024))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	binary.LittleEndian.PutUint16(sb[0x27E:], 1)
+	edit(sb)
 	if e.set.csum {
 		sb.SetChecksum()
 	}
@@ -474,6 +493,20 @@ func ecCases() []ecCase {
 			body := 128 + int64(binary.LittleEndian.Uint16(n[0x80:]))
 			copy(n[body:], make([]byte, 4))
 			e.writeInode(testfs.Ino(e.t, e.img, "/lin"), off, n)
+		}, nil},
+		// Ciphertext shorter than a cipher block.
+		{"lin-short-name", func(e *ecImg) {
+			en, b := e.linEnt(3)
+			b[en.off+6] = 8
+			e.fixLeaf("/lin", en.blk, b)
+		}, nil},
+		// An entry with no name in a leaf: pass 2 clears it, a rebuild
+		// that meets it fails.
+		{"dx-zero-name-len", func(e *ecImg) {
+			en := e.dxLeafEnts()[5]
+			b := e.readBlock(en.blk)
+			b[en.off+6] = 0
+			e.fixLeaf("/dx", en.blk, b)
 		}, nil},
 		// A context e2fsck cannot use: the directory has no policy, its
 		// entries are checked as plain ones.
@@ -598,6 +631,13 @@ func ecCases() []ecCase {
 			e.t.Fatal("no two names of one length in a leaf")
 		}, nil},
 		{"strict-baseline", func(e *ecImg) { e.strict() }, nil},
+		// Without the casefold feature the flags are cleared (-y) or kept
+		// (-n, where e2fsck still counts the directories as casefolded).
+		{"no-casefold-feature", func(e *ecImg) {
+			e.editSuper(func(sb []byte) {
+				binary.LittleEndian.PutUint32(sb[0x60:], binary.LittleEndian.Uint32(sb[0x60:])&^0x20000)
+			})
+		}, nil},
 		// The same in the linear directory, the copy in the last entry.
 		{"lin-dup-name-hash", func(e *ecImg) {
 			ents := e.entries("/lin")
@@ -650,6 +690,9 @@ func TestEncCasefold(t *testing.T) {
 				copyTo(t, base, filepath.Join(*diffKeep, "enccf-"+set.name+".img"))
 			}
 			for _, cs := range ecCases() {
+				if set.big && !bigCases[cs.name] {
+					continue
+				}
 				t.Run(cs.name, func(t *testing.T) {
 					img := testfs.CopyImage(t, base)
 					e := &ecImg{t: t, img: img, set: set}
