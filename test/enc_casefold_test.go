@@ -36,14 +36,18 @@ type ecSet struct {
 	// big: /dx needs an index level under the root (more leaves than
 	// the root holds); only the cases in bigCases run.
 	big bool
+	// inline: inline_data, and /inl an encrypted+casefolded inline
+	// directory (one entry); the inl- cases run only here.
+	inline bool
 }
 
 var ecSets = []ecSet{
-	{"4k", 4096, false, true, 220, false},
-	{"4k-csum", 4096, true, false, 220, false},
-	{"1k", 1024, false, false, 70, false},
-	{"1k-csum", 1024, true, true, 70, false},
-	{"1k-csum-2level", 1024, true, true, 3300, true},
+	{"4k", 4096, false, true, 220, false, false},
+	{"4k-csum", 4096, true, false, 220, false, false},
+	{"1k", 1024, false, false, 70, false, false},
+	{"1k-csum", 1024, true, true, 70, false, false},
+	{"1k-csum-2level", 1024, true, true, 3300, true, false},
+	{"4k-csum-inline", 4096, true, true, 220, false, true},
 }
 
 // bigCases are the cases run on the big sets.
@@ -185,17 +189,33 @@ func (e *ecImg) encryptInodes(inos []uint32, more map[uint32]uint32) {
 			copy(ctx[4:12], "keydesc!")
 			copy(ctx[12:], ecName(int(ino)+1000, 16))
 		}
-		area := make([]byte, 256-body)
-		binary.LittleEndian.PutUint32(area, ondisk.XattrMagic)
-		ent := area[4:]
+		// The entry goes after those already there (system.data of an
+		// inline inode), its value right after the end marker.
+		area := n[body:]
+		first := area[4:]
+		pos, valuesAt := 0, len(first)
+		if binary.LittleEndian.Uint32(area) != ondisk.XattrMagic {
+			clear(area)
+			binary.LittleEndian.PutUint32(area, ondisk.XattrMagic)
+		}
+		for pos+4 <= len(first) && binary.LittleEndian.Uint32(first[pos:]) != 0 {
+			if sz := binary.LittleEndian.Uint32(first[pos+8:]); sz > 0 {
+				valuesAt = min(valuesAt, int(binary.LittleEndian.Uint16(first[pos+2:])))
+			}
+			pos += (16 + int(first[pos]) + 3) &^ 3
+		}
+		valueOffs := pos + 24 // entry (16) + "c" padded (4) + end marker (4)
+		if valueOffs+len(ctx) > valuesAt {
+			e.t.Fatalf("inode %d: no room for the encryption context", ino)
+		}
+		ent := first[pos:]
 		ent[0], ent[1] = 1, 9 // name_len, name_index (encryption)
-		const valueOffs = 24  // entry (16) + "c" padded (4) + end marker (4)
-		binary.LittleEndian.PutUint16(ent[2:], valueOffs)
+		binary.LittleEndian.PutUint16(ent[2:], uint16(valueOffs))
 		binary.LittleEndian.PutUint32(ent[8:], uint32(len(ctx)))
 		binary.LittleEndian.PutUint32(ent[12:], ondisk.XattrValueHash(ondisk.XattrNameHash([]byte("c"), false), ctx))
 		ent[16] = 'c'
-		copy(ent[valueOffs:], ctx)
-		copy(n[body:], area)
+		clear(ent[20:24])
+		copy(first[valueOffs:], ctx)
 		binary.LittleEndian.PutUint32(n[0x20:], n.Flags()|0x800|more[ino])
 		e.writeInode(ino, off, n)
 	}
@@ -324,6 +344,9 @@ func ecBase(t *testing.T, set ecSet) string {
 	if !set.csum {
 		feat += ",^metadata_csum"
 	}
+	if set.inline {
+		feat += ",inline_data"
+	}
 	long := strings.Repeat("n", 36)
 	inodes := 0
 	if set.big {
@@ -338,6 +361,9 @@ func ecBase(t *testing.T, set ecSet) string {
 				tr.File(fmt.Sprintf("dx/%s%03d", long, i), 0)
 			}
 			tr.Dir("dx/sub")
+			if set.inline {
+				tr.File("inl/"+long+"000", 0)
+			}
 			tr.File("plain/file", 10)
 		}})
 	e := &ecImg{t: t, img: img, set: set}
@@ -373,6 +399,10 @@ func ecBase(t *testing.T, set ecSet) string {
 	e.encryptInodes(inos, map[uint32]uint32{linIno: 0x40000000})
 	e.rewriteDir("/lin", lin, 1000)
 
+	if set.inline {
+		e.inlineDir()
+	}
+
 	_, n := e.inode(dxIno)
 	if n.Flags()&flagIndex == 0 {
 		t.Fatalf("/dx is not indexed after e2fsck -fyD")
@@ -384,6 +414,41 @@ func ecBase(t *testing.T, set ecSet) string {
 		t.Fatalf("base image not clean (exit %d):\n%s", exit, out)
 	}
 	return img
+}
+
+// inlineDir makes /inl encrypted and casefolded: its one entry gets a
+// ciphertext name and hashes (4 + 32 bytes), an empty entry the rest of
+// i_block.
+func (e *ecImg) inlineDir() {
+	ino := testfs.Ino(e.t, e.img, "/inl")
+	off, n := e.inode(ino)
+	if n.Flags()&0x10000000 == 0 {
+		e.t.Fatal("/inl is not inline")
+	}
+	ib := n[0x28 : 0x28+60]
+	file := binary.LittleEndian.Uint32(ib[4:])
+	ft := ib[4+7]
+	e.encryptInodes([]uint32{ino, file}, map[uint32]uint32{ino: 0x40000000})
+	off, n = e.inode(ino)
+	ib = n[0x28 : 0x28+60]
+	clear(ib[4:])
+	binary.LittleEndian.PutUint32(ib[4:], file)
+	binary.LittleEndian.PutUint16(ib[8:], 32)
+	ib[10], ib[11] = 16, ft
+	copy(ib[12:], ecName(2000, 16))
+	h, m := ecHashes(2000)
+	binary.LittleEndian.PutUint32(ib[28:], h)
+	binary.LittleEndian.PutUint32(ib[32:], m)
+	binary.LittleEndian.PutUint16(ib[36+4:], 24)
+	e.writeInode(ino, off, n)
+}
+
+// editInl edits the i_block of /inl.
+func (e *ecImg) editInl(edit func(ib []byte)) {
+	ino := testfs.Ino(e.t, e.img, "/inl")
+	off, n := e.inode(ino)
+	edit(n[0x28 : 0x28+60])
+	e.writeInode(ino, off, n)
 }
 
 // ecCase is one corruption of a copy of the base image.
@@ -494,6 +559,10 @@ func ecCases() []ecCase {
 			copy(n[body:], make([]byte, 4))
 			e.writeInode(testfs.Ino(e.t, e.img, "/lin"), off, n)
 		}, nil},
+		// The inline directory's entry: a name over its hash, a rec_len
+		// without the hash (the hash bytes then read as an entry).
+		{"inl-name-over-hash", func(e *ecImg) { e.editInl(func(ib []byte) { ib[10] = 20 }) }, nil},
+		{"inl-reclen-no-hash", func(e *ecImg) { e.editInl(func(ib []byte) { ib[8] = 24 }) }, nil},
 		// Ciphertext shorter than a cipher block.
 		{"lin-short-name", func(e *ecImg) {
 			en, b := e.linEnt(3)
@@ -690,7 +759,7 @@ func TestEncCasefold(t *testing.T) {
 				copyTo(t, base, filepath.Join(*diffKeep, "enccf-"+set.name+".img"))
 			}
 			for _, cs := range ecCases() {
-				if set.big && !bigCases[cs.name] {
+				if set.big && !bigCases[cs.name] || !set.inline && strings.HasPrefix(cs.name, "inl-") {
 					continue
 				}
 				t.Run(cs.name, func(t *testing.T) {
