@@ -159,3 +159,41 @@ func TestCloneSetBmapMatchesE2fsck(t *testing.T) {
 		})
 	}
 }
+
+// TestOrphanTruncateSetBmapMatchesE2fsck: an orphan with links is
+// truncated before pass 1 by the library's iterator, every released
+// block unmapped by ext2fs_extent_set_bmap. The new end falls in the
+// middle of an extent, which is cut: in a tree of depth 1 (the leaves
+// after it emptied and freed), and in a root whose four extents leave no
+// room (the root moves into a new leaf allocated from the on-disk
+// bitmap).
+func TestOrphanTruncateSetBmapMatchesE2fsck(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	cases := []struct {
+		name   string
+		chunks int64 // extents of three blocks, eight blocks apart
+		cut    int64 // the extent whose middle block becomes the end
+		bs     int64
+	}{
+		{"depth1-1k", 100, 40, 1024},
+		{"depth1-4k", 400, 300, 4096},
+		{"root-full-1k", 4, 1, 1024},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := testfs.Spec{FSType: "ext4", Size: 32 << 20, BlockSize: int(tc.bs),
+				Populate: func(tr *testfs.Tree) {
+					tr.Sparse("a/big", tc.chunks*8*tc.bs, 3*tc.bs, 8*tc.bs)
+				}}
+			img := testfs.MkImage(t, spec)
+			ino := testfs.Ino(t, img, "/a/big")
+			// The new size ends inside the extent's middle block.
+			size := tc.cut*8*tc.bs + 100
+			testfs.Debugfs(t, img, fmt.Sprintf("sif /a/big size %d", size), fmt.Sprintf("ssv last_orphan %d", ino))
+			out := repairLikeE2fsck(t, tc.name, img, true)
+			if !strings.Contains(out, "Truncating orphaned inode") {
+				t.Errorf("no truncation:\n%s", out)
+			}
+		})
+	}
+}

@@ -307,7 +307,7 @@ func (c *Checker) iterateBadBlocksHandle(n ondisk.Inode, meta, found *bitmap.Bit
 		c.releaseBlock(b)
 	}
 	budget := bbVisitBudget
-	_, err = x.iterate(false, func(blk *uint64, blockcnt int64) int {
+	_, err = x.iterate(0, func(blk *uint64, blockcnt int64) int {
 		if budget--; budget < 0 {
 			return iterAbort
 		}

@@ -345,7 +345,7 @@ func (cs *cloneState) extentTree(n ondisk.Inode) {
 		// cannot be opened.
 		return
 	}
-	_, err = x.iterate(false, func(blk *uint64, blockcnt int64) int {
+	_, err = x.iterate(0, func(blk *uint64, blockcnt int64) int {
 		nb, changed := cs.block(*blk, blockcnt)
 		if cs.err != "" {
 			return iterAbort

@@ -439,12 +439,22 @@ func (x *extHandle) setBmap(l, phys uint64, uninit bool) (err error) {
 // (-1 for a tree block); it may change *blk and returns iterator bits.
 type extVisit func(blk *uint64, blockcnt int64) int
 
+// Flags of the block iterator (BLOCK_FLAG_APPEND,
+// BLOCK_FLAG_DEPTH_TRAVERSE).
+const (
+	iterFlagAppend = 1 << iota
+	iterFlagDepth
+)
+
 // iterate is the extent part of ext2fs_block_iterate3 over the handle's
-// inode (flags 0, or BLOCK_FLAG_APPEND with appendBlocks: after the last
-// extent the visitor is offered block 0 at the next block counts for as
-// long as it maps one). It returns the visitors' bits with iterError and
-// the library's error (nil if none).
-func (x *extHandle) iterate(appendBlocks bool, visit extVisit) (int, error) {
+// inode. With iterFlagAppend, after the last extent the visitor is
+// offered block 0 at the next block counts for as long as it maps one;
+// with iterFlagDepth an index entry is offered after its subtree instead
+// of before. It returns the visitors' bits with iterError and the
+// library's error (nil if none).
+func (x *extHandle) iterate(flags int, visit extVisit) (int, error) {
+	appendBlocks := flags&iterFlagAppend != 0
+	depthFirst := flags&iterFlagDepth != 0
 	ret := 0
 	var iterErr error
 	blockcnt := int64(0)
@@ -484,7 +494,7 @@ func (x *extHandle) iterate(appendBlocks bool, visit extVisit) (int, error) {
 		op = extOpNext
 		blk := ext.pblk
 		if ext.flags&extFlagLeaf == 0 {
-			if ext.flags&extFlagSecondVisit == 0 {
+			if (ext.flags&extFlagSecondVisit != 0) == depthFirst {
 				ret |= visit(&blk, -1)
 				if ret&iterChanged != 0 {
 					ext.pblk = blk

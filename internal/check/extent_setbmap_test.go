@@ -252,7 +252,7 @@ func TestSetBmapHostileTrees(t *testing.T) {
 					return
 				}
 				visits := 0
-				_, err = x.iterate(false, func(*uint64, int64) int { visits++; return 0 })
+				_, err = x.iterate(0, func(*uint64, int64) int { visits++; return 0 })
 				t.Logf("walk: %d visits, %v", visits, err)
 				if x, err = r.c.openExtHandle(12, n); err != nil {
 					done <- err.Error()
@@ -273,7 +273,7 @@ func TestSetBmapHostileTrees(t *testing.T) {
 					x.setBmap(l+2, b+2000+l%1000, true)
 				}
 				k := uint64(0)
-				x.iterate(false, func(blk *uint64, blockcnt int64) int {
+				x.iterate(0, func(blk *uint64, blockcnt int64) int {
 					k++
 					if k%3 == 0 {
 						*blk = 0

@@ -276,10 +276,12 @@ func (r *orphanRelease) indirect(blk uint64, level int, cnt *int64) (uint64, boo
 }
 
 // extents releases the blocks of an extent-mapped inode: all of them when
-// it is deleted. A truncation is implemented for a tree held in the inode
-// (depth 0): each released block is unmapped as ext2fs_extent_set_bmap
-// does, over a snapshot of the entries (the iterator reads the next
-// extent before changing the current one).
+// it is deleted. A truncation walks the tree with the library's iterator
+// (BLOCK_FLAG_DEPTH_TRAVERSE, extent_setbmap.go): each released block is
+// unmapped by ext2fs_extent_set_bmap, which shortens, cuts or removes its
+// extent, frees a leaf it empties and splits a full node for a cut (the
+// new block allocated from the on-disk bitmap, as the library allocates
+// before e2fsck's pass 1).
 func (r *orphanRelease) extents(ino uint32, n ondisk.Inode) error {
 	f := r.c.fs
 	root := ondisk.ExtentHeader(n.IBlock())
@@ -287,25 +289,7 @@ func (r *orphanRelease) extents(ino uint32, n ondisk.Inode) error {
 		if root.Verify() != nil {
 			return errOrphanUnsupported
 		}
-		if root.Depth() != 0 {
-			// Unmapping in a deeper tree may free or split leaves.
-			return r.extentsNoTruncate(root)
-		}
-		snap := make([]ondisk.Extent, root.Entries())
-		for i := range snap {
-			snap[i] = root.Leaf(i)
-		}
-		for _, e := range snap {
-			for k := uint32(0); k < e.Len && !r.abort && r.err == nil; k++ {
-				l := e.Lblk + k
-				if _, changed := r.block(e.Pblk+uint64(k), int64(l)); changed {
-					if err := unmapRootBlock(root, l); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		return nil
+		return r.extentsTruncate(ino, n)
 	}
 	var walk func(h ondisk.ExtentHeader, depth int) error
 	walk = func(h ondisk.ExtentHeader, depth int) error {
@@ -338,89 +322,39 @@ func (r *orphanRelease) extents(ino uint32, n ondisk.Inode) error {
 	return walk(root, 0)
 }
 
-// extentsNoTruncate handles a truncation of a deeper tree when it
-// releases nothing (every block is below the truncation point); anything
-// else is not implemented.
-func (r *orphanRelease) extentsNoTruncate(root ondisk.ExtentHeader) error {
-	f := r.c.fs
-	var walk func(h ondisk.ExtentHeader, depth int) error
-	walk = func(h ondisk.ExtentHeader, depth int) error {
-		if h.Verify() != nil || depth > maxExtentLevels {
-			return errOrphanUnsupported
-		}
-		for i := 0; i < int(h.Entries()); i++ {
-			if h.Depth() == 0 {
-				e := h.Leaf(i)
-				if e.Len > 0 && int64(e.Lblk)+int64(e.Len) > r.truncBlock {
-					return errOrphanUnsupported
-				}
-				for k := uint32(0); k < e.Len && !r.abort && r.err == nil; k++ {
-					r.block(e.Pblk+uint64(k), int64(e.Lblk)+int64(k))
-				}
-				continue
-			}
-			x := h.Idx(i)
-			buf := make([]byte, f.BlockSize)
-			if x.Leaf < f.FirstDataBlock || x.Leaf >= f.BlocksCount || f.ReadBlock(x.Leaf, buf) != nil {
-				return errOrphanUnsupported
-			}
-			if err := walk(ondisk.ExtentHeader(buf), depth+1); err != nil {
-				return err
-			}
-			if !r.abort && r.err == nil {
-				r.block(x.Leaf, -1)
-			}
-		}
+// extentsTruncate is the truncating walk of extents.
+func (r *orphanRelease) extentsTruncate(ino uint32, n ondisk.Inode) error {
+	c := r.c
+	f := c.fs
+	if iblockEmpty(n) {
 		return nil
 	}
-	// Blocks below the truncation point are kept: nothing changes, but
-	// the checks of release_inode_block still apply to them.
-	if err := walk(root, 0); err != nil {
-		return err
+	x, err := c.openExtHandle(ino, n)
+	if err != nil {
+		return errOrphanUnsupported
 	}
-	return nil
-}
-
-// unmapRootBlock unmaps logical block l from the in-inode leaf h as
-// ext2fs_extent_set_bmap(handle, l, 0, ...) does: the extent holding it
-// is shortened at either end, deleted when it held only l (the following
-// entries move down, the last slot keeping its stale copy), or split in
-// two (not implemented when the node is full).
-func unmapRootBlock(h ondisk.ExtentHeader, l uint32) error {
-	n := int(h.Entries())
-	for i := 0; i < n; i++ {
-		e := h.Leaf(i)
-		if l < e.Lblk || l >= e.Lblk+e.Len {
-			continue
+	x.alloc = func(goal uint64) (uint64, bool) { return c.earlyAllocBlock(goal, r.d) }
+	x.free = func(b uint64) {
+		if b >= f.FirstDataBlock && b < f.BlocksCount {
+			c.orphanFreeBlock(b, r.d)
 		}
-		switch {
-		case l == e.Lblk && e.Len == 1:
-			off := ondisk.ExtentHeaderSize + i*ondisk.ExtentEntrySize
-			end := ondisk.ExtentHeaderSize + n*ondisk.ExtentEntrySize
-			copy(h[off:end], h[off+ondisk.ExtentEntrySize:end])
-			binary.LittleEndian.PutUint16(h[2:], uint16(n-1))
-		case l == e.Lblk+e.Len-1:
-			e.Len--
-			putExtent(h, i, e)
-		case l == e.Lblk:
-			e.Lblk++
-			e.Pblk++
-			e.Len--
-			putExtent(h, i, e)
-		default:
-			if n >= int(h.Max()) {
-				return errOrphanUnsupported
-			}
-			post := ondisk.Extent{Lblk: l + 1, Pblk: e.Pblk + uint64(l+1-e.Lblk), Len: e.Lblk + e.Len - l - 1, Uninit: e.Uninit}
-			e.Len = l - e.Lblk
-			putExtent(h, i, e)
-			off := ondisk.ExtentHeaderSize + (i+1)*ondisk.ExtentEntrySize
-			end := ondisk.ExtentHeaderSize + n*ondisk.ExtentEntrySize
-			copy(h[off+ondisk.ExtentEntrySize:end+ondisk.ExtentEntrySize], h[off:end])
-			putExtent(h, i+1, post)
-			binary.LittleEndian.PutUint16(h[2:], uint16(n+1))
+	}
+	_, err = x.iterate(iterFlagDepth, func(blk *uint64, cnt int64) int {
+		nb, changed := r.block(*blk, cnt)
+		ret := 0
+		if changed {
+			*blk = nb
+			ret |= iterChanged
 		}
-		return nil
+		if r.abort || r.err != nil {
+			ret |= iterAbort
+		}
+		return ret
+	})
+	if err != nil && r.err == nil && !r.abort {
+		// com_err's "while calling ext2fs_block_iterate" is not
+		// reproduced.
+		return errOrphanUnsupported
 	}
 	return nil
 }
