@@ -26,6 +26,9 @@ type extendedOptions struct {
 	// checkEncoding: validate the names of casefolded directories even
 	// without the strict flag.
 	checkEncoding bool
+	// noSpeculation: a writable run checks passes 1 and 2 serially from
+	// the start instead of in parallel first (check.Options.NoSpeculation).
+	noSpeculation bool
 }
 
 // extendedHelp is printed for an unknown -E option, as e2fsck does, with
@@ -52,6 +55,7 @@ is set off by an equals ('=') sign.  Valid extended options are:
 	prefetch=<work units read ahead of the workers, 0 for none (gofsck)>
 	trace=<file to record the I/O of the check in (gofsck)>
 	json=<file to write a JSON report of the check to (gofsck)>
+	no_speculation (gofsck: repairs run passes 1 and 2 serially only)
 
 `
 
@@ -106,6 +110,8 @@ func parseExtended(list []string, stderr io.Writer) (extendedOptions, int, bool)
 			x.bmap2extent = true
 		case "fixes_only":
 			x.fixesOnly = true
+		case "no_speculation":
+			x.noSpeculation = true
 		case "fragcheck", "journal_only", "discard", "nodiscard",
 			"inode_count_fullmap", "no_inode_count_fullmap",
 			"unshare_blocks":

@@ -148,6 +148,11 @@ func (r *jsonReport) setSummary(line string, st check.Stats) {
 			Links: st.Links, LargeFiles: st.LargeFiles, BadBlocks: st.BadBlocks,
 		},
 	}
+	for n := 1; n <= 2; n++ {
+		if st.Speculated&(1<<n) != 0 {
+			r.summary.SpeculatedPasses = append(r.summary.SpeculatedPasses, n)
+		}
+	}
 }
 
 // setClean records the summary line of a check skipped as clean.
@@ -306,6 +311,7 @@ type (
 		Blocks               uint64      `json:"blocks"`
 		NonContiguousPercent *float64    `json:"non_contiguous_percent,omitempty"`
 		Counts               *jsonCounts `json:"counts,omitempty"`
+		SpeculatedPasses     []int       `json:"speculated_passes,omitempty"`
 	}
 	jsonCounts struct {
 		FragmentedFiles uint32 `json:"fragmented_files"`

@@ -82,6 +82,9 @@ type Options struct {
 	// FixesOnly is -E fixes_only: pass 1 keeps no extent-tree statistics,
 	// so no tree is offered for narrowing or shortening.
 	FixesOnly bool
+	// NoSpeculation keeps a writable run from trying passes 1 and 2 in
+	// parallel before running them serially (speculate.go).
+	NoSpeculation bool
 }
 
 // PassObserver is notified around each pass; names are e2fsck's timing
@@ -106,6 +109,9 @@ type Stats struct {
 	Ind, Dind, Tind        uint32
 	BadBlocks              uint32
 	ExtentDepth            [5]uint32
+	// Speculated has bit n set when pass n of a writable run was kept
+	// from its parallel speculation (speculate.go).
+	Speculated uint8
 }
 
 // dirBlock is one entry of the directory block list built in pass 1.
@@ -245,6 +251,10 @@ type Checker struct {
 
 	// fold folds casefolded names for the serial passes (casefold.go).
 	fold *casefold.Folder
+
+	// spec is the sink of a speculative pass (speculate.go), nil
+	// otherwise: a write then fails the speculation instead.
+	spec *specSink
 }
 
 // ErrAborted is returned when a fatal problem stopped the check.
@@ -286,7 +296,7 @@ func (c *Checker) Run(ctx context.Context) error {
 		if c.opt.Passes != nil {
 			c.opt.Passes.PassStart(s.name)
 		}
-		err := s.run(ctx)
+		err := c.runSpeculative(ctx, i+1, s.run)
 		if c.opt.Passes != nil {
 			c.opt.Passes.PassEnd(s.name)
 		}

@@ -52,6 +52,7 @@ const (
 	evAbort   // e2fsck stops here
 	evFatal   // a library error ends the run; p.Str is its com_err line
 	evWrite   // a fix writes data at byte offset blk (repair only)
+	evRehash  // directory ino is queued for pass 3A (setRehash)
 )
 
 // event is one recorded sink call or order-dependent decision.
@@ -203,9 +204,10 @@ func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int), wor
 	}
 	a := c.answerer()
 	nw := c.workers()
-	// Only a read-only check may run in parallel: with "yes" answers some
-	// fixes change what later units see.
-	if a == nil || nw <= 1 || n <= 1 || !c.opt.ReadOnly {
+	// Only a read-only check, or a speculative pass (speculate.go), may
+	// run in parallel: with "yes" answers some fixes change what later
+	// units see.
+	if a == nil || nw <= 1 || n <= 1 || !c.opt.ReadOnly && c.spec == nil {
 		// Serial: the same code, forwarding straight to the sink.
 		for i := 0; i < n; i++ {
 			if err := ctx.Err(); err != nil {
@@ -378,7 +380,10 @@ func (c *Checker) stop() {
 // setRehash queues dir for rebuilding in pass 3A.
 func (c *Checker) setRehash(dir uint32) {
 	if c.rec != nil && c.rec.direct == nil {
-		return // only reached on "yes" answers, which parallel pass 2 never gives
+		// A worker of a speculative pass 1 queues large linear
+		// directories (the other callers are fixes, answered no there).
+		c.rec.record(event{kind: evRehash, ino: dir})
+		return
 	}
 	c.rehash[dir] = true
 	if c.rehashAsked != nil {

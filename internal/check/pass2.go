@@ -310,6 +310,8 @@ func (c *Checker) replayEvents(evs []event) {
 			return
 		case evWrite:
 			c.devWrite(int64(ev.blk), ev.data)
+		case evRehash:
+			c.setRehash(ev.ino)
 		}
 		if c.sink.Aborted() {
 			return

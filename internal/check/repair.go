@@ -93,6 +93,11 @@ func (c *Checker) writeAt(off int64, data []byte) {
 
 // devWrite writes to the device (the Overlay); an error aborts the run.
 func (c *Checker) devWrite(off int64, data []byte) {
+	if c.spec != nil {
+		// A speculative pass that would write is not kept (speculate.go).
+		c.spec.fail()
+		return
+	}
 	if _, err := c.fs.Dev.WriteAt(data, off); err != nil {
 		c.repair.mu.Lock()
 		if c.repair.err == nil {
