@@ -92,7 +92,7 @@ func badBlocksCases() []dcase {
 // block found map of that moment; under a root of four leaves the root
 // moves down first and the tree grows to depth 2.
 func bbExtentCases() []dcase {
-	build := func(c *cx, fullLeaf bool, leaves int) {
+	build := func(c *cx, fullLeaf bool, leaves int) uint64 {
 		c.t.Helper()
 		bs := c.bs()
 		max := int((bs - 12) / 12)
@@ -192,9 +192,16 @@ func bbExtentCases() []dcase {
 			ino.SetChecksum(seed, 1)
 		}
 		c.write(c.inodeOff("<1>"), ino)
+		return t
 	}
 	return []dcase{
 		do("bb-extent-cut", func(c *cx) { build(c, false, 1) }),
+		// The leaf's checksum fails: the library's walk stops there,
+		// before pass 1 and in it.
+		do("bb-extent-leaf-csum", func(c *cx) {
+			t := build(c, false, 1)
+			c.writeBlock(t, c.bs()-4, le32(0x12345678))
+		}),
 		do("bb-extent-cut-leaf-split", func(c *cx) { build(c, true, 1) }),
 		do("bb-extent-cut-root-grows", func(c *cx) { build(c, true, 4) }),
 	}

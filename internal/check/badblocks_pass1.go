@@ -80,7 +80,7 @@ var bbIterErrors = [4]string{"", "Illegal indirect block found", "Illegal doubly
 func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisit) string {
 	f := c.fs
 	if n.Flags()&ondisk.FlagExtents != 0 {
-		return c.iterateBadBlocksExtents(n, visit)
+		return c.iterateBadBlocksHandle(n, nil, nil, visit)
 	}
 	per := int64(f.BlockSize / 4)
 	spans := [4]int64{1, per, per * per, per * per * per}
@@ -189,86 +189,19 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 	return ""
 }
 
-// iterateBadBlocksExtents walks an extent-mapped inode 1 as the
-// library's extent iterator does without depth order: each index entry is
-// offered (block count -1) before its subtree, each leaf's blocks in
-// order. A root that does not verify is not walked and is no error (the
-// extent handle cannot be opened); a child node that cannot be read or
-// does not verify ends the walk with the error. Nothing is cleared here:
-// a repair run walks with iterateBadBlocksHandle.
-func (c *Checker) iterateBadBlocksExtents(n ondisk.Inode, visit bbVisit) string {
-	f := c.fs
-	root := ondisk.ExtentHeader(n.IBlock())
-	if root.Verify() != nil {
-		return ""
-	}
-	errMsg := ""
-	budget := bbVisitBudget
-	bc := int64(0)
-	var walk func(h ondisk.ExtentHeader, depth int) bool
-	walk = func(h ondisk.ExtentHeader, depth int) bool {
-		for i := 0; i < int(h.Entries()); i++ {
-			if budget--; budget < 0 {
-				return true
-			}
-			if depth > 0 {
-				leaf := h.Idx(i).Leaf
-				if _, ab := visit(leaf, -1); ab {
-					return true
-				}
-				buf := make([]byte, f.BlockSize)
-				if f.ReadBlock(leaf, buf) != nil {
-					errMsg = "Attempt to read block from filesystem resulted in short read"
-					return true
-				}
-				child := ondisk.ExtentHeader(buf)
-				if child.Verify() != nil || int(child.Depth()) != depth-1 {
-					errMsg = "Corrupt extent header"
-					return true
-				}
-				if walk(child, depth-1) {
-					return true
-				}
-				continue
-			}
-			e := h.Leaf(i)
-			lblk, length := int64(e.Lblk), int64(e.Len)
-			if lblk+length <= bc {
-				continue
-			}
-			if lblk > bc {
-				bc = lblk
-			}
-			blk := e.Pblk + uint64(bc-lblk)
-			for j := int64(0); j < length; j++ {
-				if budget--; budget < 0 {
-					return true
-				}
-				if _, ab := visit(blk, lblk+j); ab {
-					return true
-				}
-				blk++
-			}
-			bc = lblk + length
-		}
-		return false
-	}
-	if walk(root, int(root.Depth())) && errMsg != "" {
-		return errMsg
-	}
-	return ""
-}
-
-// iterateBadBlocksHandle walks an extent-mapped inode 1 in a repair run
-// with the library's extent iterator (extent_setbmap.go) and returns its
-// error message, "" if none: a listed block the visitor clears is
-// unmapped by ext2fs_extent_set_bmap, a cleared index entry is replaced
-// by one pointing at block 0 (which the walk then fails to read as a
-// node, as the library's does). The handle edits n, as the library's
-// write of inode 1 updates e2fsck's scan copy. A tree block the unmapping
-// needs comes from found, the library's block found map at this point
-// (meta, the group metadata, and inode 1's blocks so far); a leaf left
-// empty is released.
+// iterateBadBlocksHandle walks an extent-mapped inode 1 with the
+// library's extent iterator (extent_setbmap.go), index entries before
+// their subtrees, and returns its error message, "" if none (a root that
+// does not verify is no error: the handle cannot be opened; a child node
+// that cannot be read, does not verify or fails its checksum ends the
+// walk with the error). A listed block the visitor clears is unmapped by
+// ext2fs_extent_set_bmap, a cleared index entry is replaced by one
+// pointing at block 0 (which the walk then fails to read as a node, as
+// the library's does). The handle edits n, as the library's write of
+// inode 1 updates e2fsck's scan copy. A tree block the unmapping needs
+// comes from found, the library's block found map at this point (meta,
+// the group metadata, and inode 1's blocks so far; nil: none can be
+// allocated); a leaf left empty is released.
 func (c *Checker) iterateBadBlocksHandle(n ondisk.Inode, meta, found *bitmap.Bitmap, visit bbVisit) string {
 	f := c.fs
 	if iblockEmpty(n) {
@@ -280,6 +213,9 @@ func (c *Checker) iterateBadBlocksHandle(n ondisk.Inode, meta, found *bitmap.Bit
 	}
 	first, last := f.ClusterOf(f.FirstDataBlock), f.ClusterOf(f.BlocksCount-1)
 	x.alloc = func(goal uint64) (uint64, bool) {
+		if found == nil {
+			return 0, false
+		}
 		g := f.ClusterOf(goal)
 		if goal == 0 || g < first || g > last {
 			g = first
@@ -301,7 +237,7 @@ func (c *Checker) iterateBadBlocksHandle(n ondisk.Inode, meta, found *bitmap.Bit
 		if b < f.FirstDataBlock || b >= f.BlocksCount {
 			return
 		}
-		if cl := f.ClusterOf(b); !meta.Test(cl) {
+		if cl := f.ClusterOf(b); found != nil && !meta.Test(cl) {
 			found.Clear(cl)
 		}
 		c.releaseBlock(b)
@@ -461,7 +397,7 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 		return clr, false
 	}
 	var errMsg string
-	if n.Flags()&ondisk.FlagExtents != 0 && c.repairing() {
+	if n.Flags()&ondisk.FlagExtents != 0 {
 		// A block taken off an extent-mapped list is unmapped by
 		// ext2fs_extent_set_bmap, through the library's iterator.
 		errMsg = c.iterateBadBlocksHandle(n, meta, found, visit)
