@@ -197,3 +197,34 @@ func TestOrphanTruncateSetBmapMatchesE2fsck(t *testing.T) {
 		})
 	}
 }
+
+// TestCloneUninitSetBmapMatchesE2fsck: pass 1D clones two blocks in the
+// middle of an uninitialised (fallocated) extent; each cut gives two more
+// uninitialised extents, and the second no longer fits in the inode: the
+// root moves into a new leaf.
+func TestCloneUninitSetBmapMatchesE2fsck(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 16 << 20, BlockSize: 1024})
+	one := hostFile(t, 1000)
+	testfs.Debugfs(t, img, "write "+one+" big", "fallocate big 0 299", "write "+one+" s1", "write "+one+" s2")
+	// debugfs prints "N (uninit)", which testfs.Bmap does not take.
+	bmap := func(l int) string {
+		lines := strings.Split(strings.TrimSpace(testfs.DebugfsRO(t, img, fmt.Sprintf("bmap /big %d", l))), "\n")
+		f := strings.Fields(lines[len(lines)-1])
+		if len(f) != 2 || f[1] != "(uninit)" {
+			t.Fatalf("bmap /big %d: %q", l, lines)
+		}
+		return f[0]
+	}
+	testfs.Debugfs(t, img, "sif s1 block[5] "+bmap(100), "sif s2 block[5] "+bmap(200))
+	out := repairLikeE2fsck(t, "uninit", img, true)
+	if !strings.Contains(out, "Clone multiply-claimed blocks? yes") {
+		t.Errorf("no clone:\n%s", out)
+	}
+	gimg := testfs.CopyImage(t, img)
+	runGofsck("-fy", gimg)
+	ex := testfs.DebugfsRO(t, gimg, "ex /big")
+	if extentLines(t, gimg, "/big", " 1/ 1 ") < 6 || !strings.Contains(ex, "Uninit") {
+		t.Errorf("the cloned file's tree did not grow:\n%s", ex)
+	}
+}
