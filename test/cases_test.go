@@ -467,6 +467,8 @@ func bigallocCases() []dcase {
 		dbgCase("file-i-blocks-small", "sif /dir/file blocks 8"),
 		do("ea-refcount", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file2"), 4, le32(7)) }),
 		do("bigalloc-cleared", func(c *cx) { c.ssvAndNot("feature_ro_compat", offROCompat, 0x200) }),
+		// The journal is dropped and re-created in whole clusters.
+		dbgCase("journal-clri", "clri <8>", "ssv jnl_backup_type 0"),
 		noEffect("noeffect-uid", "sif /dir/file uid 1234"),
 	}
 }

@@ -32,14 +32,18 @@ func TestInteractiveNeedsTerminal(t *testing.T) {
 // (the journal dropped, pass 5's bitmap and counts) were decided before.
 func TestUnsupportedFixWritesNothing(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
-	// A bigalloc filesystem whose journal inode is cleared: the journal is
-	// dropped before pass 1 and its blocks freed in pass 5, then e2fsck
-	// re-creates it (PR_6_RECREATE_JOURNAL), which gofsck does not do on
-	// bigalloc yet. When it does, pick another unsupported fix
+	// A bigalloc filesystem whose orphan file claims a hole (its size
+	// past its blocks) and whose group counts are wrong: pass 5 fixes the
+	// counts, then e2fsck re-creates the orphan file
+	// (PR_6_ORPHAN_FILE_CORRUPTED), which gofsck does not do on bigalloc
+	// yet. When it does, pick another unsupported fix
 	// (grep 'c.unsupported(' in internal/check).
-	img := testfs.MkImage(t, testfs.Spec{Size: 32 << 20, FSType: "ext4", BlockSize: 4096, Features: "bigalloc", ClusterSize: 16384})
-	testfs.Debugfs(t, img, "clri <8>")
+	img := testfs.MkImage(t, testfs.Spec{Size: 32 << 20, FSType: "ext4", BlockSize: 4096, Features: "bigalloc,orphan_file", ClusterSize: 16384})
+	testfs.Debugfs(t, img, "sif <12> size 262144", "set_bg 0 free_inodes_count 5", "set_bg 0 checksum calc")
 	before := testfs.FileSHA256(t, img)
+	if out, _ := testfs.E2fsck(t, testfs.CopyImage(t, img), "-fn"); !strings.Contains(out, "Failed to initialize orphan file") {
+		t.Fatalf("the damage does not ask for the orphan file to be re-created:\n%s", out)
+	}
 	for _, mode := range []string{"-fy", "-fp"} {
 		out, code := runGofsck(mode, img)
 		switch mode {
@@ -47,7 +51,7 @@ func TestUnsupportedFixWritesNothing(t *testing.T) {
 			if testfs.FileSHA256(t, img) != before {
 				t.Fatalf("%s changed the image:\n%s", mode, out)
 			}
-			if code != 8 || !strings.Contains(out, "PR_6_RECREATE_JOURNAL") || !strings.Contains(out, "is not implemented yet") ||
+			if code != 8 || !strings.Contains(out, "PR_6_ORPHAN_FILE_CORRUPTED") || !strings.Contains(out, "is not implemented yet") ||
 				!strings.Contains(out, "Nothing was written") {
 				t.Errorf("%s: exit %d, output:\n%s", mode, code, out)
 			}

@@ -88,21 +88,21 @@ func (c *Checker) recreateJournal() {
 	f := c.fs
 	n := defaultJournalSize(f.BlocksCount)
 	d := c.repair.final
-	if n < 0 || d == nil || c.sb.HasCompat(ondisk.CompatFastCommit) || f.ClusterBits != 0 {
+	if n < 0 || d == nil || c.sb.HasCompat(ondisk.CompatFastCommit) || !c.journalClustersModelled(uint64(n)) {
 		c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 		return
 	}
 	// Not enough room: the library allocates every free block before it
 	// fails (a fuller tree would need even more).
 	full := c.freeBlocksFor(d) < uint64(n)
-	if full && !c.journalNoSpaceSimple(d) {
+	if full && (f.ClusterBits != 0 || !c.journalNoSpaceSimple(d)) {
 		c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 		return
 	}
 	var plan *journalPlan
 	if !full {
 		var ok bool
-		if plan, ok = c.planJournal(uint64(n), d); !ok {
+		if plan, ok = c.planJournal(uint64(n), d, c.midpointJournalBlock()); !ok {
 			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 			return
 		}
@@ -208,16 +208,32 @@ func (c *Checker) journalNoSpace(d *diskBitmaps, n uint64) {
 	c.repair.mu.Unlock()
 }
 
-// freeBlocksFor counts the free blocks in the bitmaps to be written.
+// freeBlocksFor counts the free blocks in the bitmaps to be written (a
+// free cluster counts as its blocks that lie in the filesystem).
 func (c *Checker) freeBlocksFor(d *diskBitmaps) uint64 {
 	f := c.fs
+	ratio := uint64(1) << f.ClusterBits
 	n := uint64(0)
-	for b := f.FirstDataBlock; b < f.BlocksCount; b++ {
-		if !d.blocks.Test(b) {
-			n++
+	for b := f.FirstDataBlock &^ (ratio - 1); b < f.BlocksCount; b += ratio {
+		if !d.blocks.Test(f.ClusterOf(b)) {
+			n += min(ratio, f.BlocksCount-b)
 		}
 	}
 	return n
+}
+
+// journalClustersModelled reports whether a journal of n blocks is laid
+// out as planJournal lays it out: on bigalloc (extents only) every
+// extent must cover whole clusters, as ext2fs_fallocate's does when the
+// journal starts at logical block 0 and its size is a multiple of the
+// cluster ratio.
+func (c *Checker) journalClustersModelled(n uint64) bool {
+	f := c.fs
+	if f.ClusterBits == 0 {
+		return true
+	}
+	ratio := uint64(1) << f.ClusterBits
+	return f.ClusterBits < 16 && c.sb.HasIncompat(ondisk.IncompatExtents) && n%ratio == 0
 }
 
 // midpointJournalBlock is get_midpoint_journal_block: the first block of
@@ -255,16 +271,18 @@ func (c *Checker) midpointJournalBlock() uint64 {
 	return f.GroupFirstBlock(group)
 }
 
-// nextFree returns the first block at or after goal that is free in m and
-// not taken by the plan, wrapping around once.
+// nextFree returns the first block at or after goal that is free in d and
+// not taken by the plan, wrapping around once. On bigalloc it is the
+// first block of a whole free cluster (d is indexed by cluster).
 func (c *Checker) nextFree(d *diskBitmaps, taken map[uint64]bool, goal uint64) (uint64, bool) {
 	f := c.fs
+	ratio := uint64(1) << f.ClusterBits
 	if goal < f.FirstDataBlock || goal >= f.BlocksCount {
 		goal = f.FirstDataBlock
 	}
 	for pass := 0; pass < 2; pass++ {
-		for b := goal; b < f.BlocksCount; b++ {
-			if !d.blocks.Test(b) && !taken[b] {
+		for b := goal &^ (ratio - 1); b+ratio <= f.BlocksCount; b += ratio {
+			if b >= f.FirstDataBlock && !d.blocks.Test(f.ClusterOf(b)) && !taken[b] {
 				return b, true
 			}
 		}
@@ -273,11 +291,12 @@ func (c *Checker) nextFree(d *diskBitmaps, taken map[uint64]bool, goal uint64) (
 	return 0, false
 }
 
-// planJournal chooses the journal's blocks: contiguous runs from the
-// midpoint goal as extents (at most the four an inode holds), or, for a
-// block-mapped inode, blocks in order from the start of group 0 with each
-// mapping block taken just before the first block it maps.
-func (c *Checker) planJournal(n uint64, d *diskBitmaps) (*journalPlan, bool) {
+// planJournal chooses the journal's blocks: contiguous runs from goal
+// (the midpoint block, or where extent_fallocate moved it) as extents (at
+// most the four an inode holds), or, for a block-mapped inode, blocks in
+// order from the start of group 0 with each mapping block taken just
+// before the first block it maps.
+func (c *Checker) planJournal(n uint64, d *diskBitmaps, goal uint64) (*journalPlan, bool) {
 	f := c.fs
 	taken := map[uint64]bool{}
 	p := &journalPlan{metaBuf: map[uint64][]byte{}}
@@ -289,7 +308,11 @@ func (c *Checker) planJournal(n uint64, d *diskBitmaps) (*journalPlan, bool) {
 		return b, ok
 	}
 	if c.sb.HasIncompat(ondisk.IncompatExtents) {
-		goal := c.midpointJournalBlock()
+		// On bigalloc the runs are of whole clusters (the library's
+		// claim_range) and an extent's length is capped at
+		// EXT_INIT_MAX_LEN rounded down to a cluster.
+		ratio := uint64(1) << f.ClusterBits
+		maxLen := uint64(ondisk.ExtentInitMaxLen) &^ (ratio - 1)
 		type run struct{ lblk, pblk, len uint64 }
 		var runs []run
 		for lblk := uint64(0); lblk < n; {
@@ -297,10 +320,10 @@ func (c *Checker) planJournal(n uint64, d *diskBitmaps) (*journalPlan, bool) {
 			if !ok {
 				return nil, false
 			}
-			r := run{lblk, b, 1}
-			for lblk+r.len < n && r.len < ondisk.ExtentInitMaxLen && b+r.len < f.BlocksCount && !d.blocks.Test(b+r.len) {
+			r := run{lblk, b, ratio}
+			for lblk+r.len < n && r.len+ratio <= maxLen && b+r.len+ratio <= f.BlocksCount && !d.blocks.Test(f.ClusterOf(b+r.len)) {
 				taken[b+r.len] = true
-				r.len++
+				r.len += ratio
 			}
 			runs = append(runs, r)
 			lblk += r.len
@@ -322,7 +345,7 @@ func (c *Checker) planJournal(n uint64, d *diskBitmaps) (*journalPlan, bool) {
 		return p, true
 	}
 	per := uint64(f.BlockSize / 4)
-	goal := f.GroupFirstBlock(0)
+	goal = f.GroupFirstBlock(0)
 	// slot returns the mapping entry of logical block l: the chain of
 	// mapping levels from i_block down.
 	var mapBlock func(parent []byte, idx uint64, level int, rel uint64) bool
@@ -450,11 +473,16 @@ func (c *Checker) writeJournal(p *journalPlan, n uint64) {
 // journalAllocStats is ext2fs_block_alloc_stats2(fs, blk, +1) after pass
 // 5: the bitmaps to be written, the group's free count (and BLOCK_UNINIT)
 // and the superblock's.
+//
+// On bigalloc it is called for every block of the clusters taken: the
+// group's count (in clusters) drops at a cluster's first block, the
+// superblock's (in blocks) at each, as ext2fs_block_alloc_stats_range
+// counts them.
 func (c *Checker) journalAllocStats(blk uint64) {
 	f := c.fs
 	c.repair.final.blocks.Set(f.ClusterOf(blk))
 	g := f.GroupOfBlock(blk)
-	if g < f.Groups {
+	if g < f.Groups && blk&(uint64(1)<<f.ClusterBits-1) == 0 {
 		gd := f.Group(g)
 		// The library's counts wrap below zero (a journal re-created
 		// before a restart, journal_restart.go, takes blocks the

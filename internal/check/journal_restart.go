@@ -35,17 +35,29 @@ func (c *Checker) journalBeforeRestart() bool {
 func (c *Checker) recreateJournalForRestart() bool {
 	f := c.fs
 	n := defaultJournalSize(f.BlocksCount)
-	if n < 0 || c.sb.HasCompat(ondisk.CompatFastCommit) || f.ClusterBits != 0 || c.blockFound == nil {
+	if n < 0 || c.sb.HasCompat(ondisk.CompatFastCommit) || !c.journalClustersModelled(uint64(n)) || c.blockFound == nil {
 		c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 		return false
 	}
 	ino := uint32(ondisk.JournalIno)
 	old := make(ondisk.Inode, f.InodeSize)
 	exists := f.ReadInode(ino, old, make([]byte, f.BlockSize)) != nil || old.BlocksLo() != 0
+	// ext2fs_read_bitmaps: the bitmaps as on disk, with the edits fixes
+	// made to them so far; the journal's alloc stats go there
+	// (journalAllocStats edits c.repair.final).
+	d := c.loadBitmaps()
+	c.repair.mu.Lock()
+	c.repair.applyEdits(d)
+	c.repair.mu.Unlock()
 	var plan *journalPlan
 	if !exists {
+		goal := c.restartJournalGoal(d)
 		var ok bool
-		if plan, ok = c.planJournal(uint64(n), &diskBitmaps{blocks: c.blockFound}); !ok {
+		plan, ok = c.planJournal(uint64(n), &diskBitmaps{blocks: c.blockFound}, goal)
+		if ok && f.ClusterBits != 0 {
+			ok = journalOneRunAt(plan, goal)
+		}
+		if !ok {
 			// Not enough room in the found map: the library's partial
 			// allocation is not modelled here.
 			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
@@ -60,10 +72,6 @@ func (c *Checker) recreateJournalForRestart() bool {
 		c.log("File exists: while trying to create journal\n")
 		return true
 	}
-	// ext2fs_read_bitmaps: the bitmaps as on disk, with the edits fixes
-	// made to them so far; the journal's alloc stats go there
-	// (journalAllocStats edits c.repair.final).
-	d := c.loadBitmaps()
 	c.applyBitmapEdits(d)
 	c.writeJournal(plan, uint64(n))
 	c.writeDirtyBitmapsForRestart(d)
@@ -106,4 +114,40 @@ func (c *Checker) writeDirtyBitmapsForRestart(d *diskBitmaps) {
 		}
 		gd.UpdateChecksum(f.SB, g)
 	}
+}
+
+// restartJournalGoal is extent_fallocate's goal for an empty inode: the
+// midpoint block moved to the first block free in fs->block_map (d, the
+// bitmaps as read from the disk) at or after it; unchanged when there is
+// none. The allocation then searches pass 1's found map from there.
+func (c *Checker) restartJournalGoal(d *diskBitmaps) uint64 {
+	f := c.fs
+	goal := c.midpointJournalBlock()
+	if !c.sb.HasIncompat(ondisk.IncompatExtents) {
+		return goal
+	}
+	ratio := uint64(1) << f.ClusterBits
+	for b := goal &^ (ratio - 1); b < f.BlocksCount; b += ratio {
+		if !d.blocks.Test(f.ClusterOf(b)) {
+			return b
+		}
+	}
+	return goal
+}
+
+// journalOneRunAt reports whether the plan is one run of contiguous
+// blocks starting at goal. On bigalloc e2fsck's found map has a bit per
+// block (a subcluster bitmap) where gofsck's has one per cluster: the
+// two searches agree when the journal fits in whole free clusters from
+// the goal on, and gofsck does not follow otherwise.
+func journalOneRunAt(p *journalPlan, goal uint64) bool {
+	if len(p.data) == 0 || p.data[0] != goal || len(p.meta) != 0 {
+		return false
+	}
+	for i, b := range p.data {
+		if b != goal+uint64(i) {
+			return false
+		}
+	}
+	return true
 }
