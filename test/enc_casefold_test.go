@@ -459,8 +459,10 @@ type ecCase struct {
 }
 
 // setContext rewrites the fscrypt context of directory p (version byte
-// and length), with the xattr entry's hash and the inode checksum.
-func (e *ecImg) setContext(p string, version byte, size int) {
+// and length), with the xattr entry's hash (over the value padded with
+// zeros) and the inode checksum; pad sets the padding bytes to 0xAA
+// afterwards.
+func (e *ecImg) setContext(p string, version byte, size int, pad bool) {
 	ino := testfs.Ino(e.t, e.img, p)
 	off, n := e.inode(ino)
 	body := 128 + int(binary.LittleEndian.Uint16(n[0x80:]))
@@ -470,6 +472,11 @@ func (e *ecImg) setContext(p string, version byte, size int) {
 	clear(ent[24+size : 24+(size+3)&^3]) // the padding is hashed too
 	binary.LittleEndian.PutUint32(ent[8:], uint32(size))
 	binary.LittleEndian.PutUint32(ent[12:], ondisk.XattrValueHash(ondisk.XattrNameHash([]byte("c"), false), v))
+	if pad {
+		for i := 24 + size; i < 24+(size+3)&^3; i++ {
+			ent[i] = 0xAA
+		}
+	}
 	e.writeInode(ino, off, n)
 }
 
@@ -579,10 +586,21 @@ func ecCases() []ecCase {
 		}, nil},
 		// A context e2fsck cannot use: the directory has no policy, its
 		// entries are checked as plain ones.
-		{"lin-corrupt-context", func(e *ecImg) { e.setContext("/lin", 0, 28) }, nil},
-		{"lin-context-bad-size", func(e *ecImg) { e.setContext("/lin", 1, 27) }, nil},
+		{"lin-corrupt-context", func(e *ecImg) { e.setContext("/lin", 0, 28, false) }, nil},
+		{"lin-context-bad-size", func(e *ecImg) { e.setContext("/lin", 1, 27, false) }, nil},
+		// The entry hash covers the padding after the value as it is
+		// on disk: here not zero, so the hash is wrong.
+		{"lin-context-padding", func(e *ecImg) { e.setContext("/lin", 1, 27, true) }, nil},
+		// An encrypted file whose inode checksum fails: the library
+		// refuses to read its attributes, so e2fsck finds no context.
+		{"lin-file-inode-csum", func(e *ecImg) {
+			en, _ := e.linEnt(3)
+			off, n := e.inode(en.ino)
+			n[8]++ // i_atime, the checksum left as it was
+			testfs.WriteAt(e.t, e.img, off, n)
+		}, nil},
 		// An unknown version is a policy all the same.
-		{"lin-context-v9", func(e *ecImg) { e.setContext("/lin", 9, 28) }, nil},
+		{"lin-context-v9", func(e *ecImg) { e.setContext("/lin", 9, 28, false) }, nil},
 		// Both directories as e2fsck -fyD leaves them: /lin packed with '.'
 		// and '..' 8 bytes longer, which the next rebuild reads '..' of
 		// as an entry with a hash.

@@ -134,7 +134,9 @@ func (c *Checker) checkEAInInode(ino uint32, n ondisk.Inode, area []byte) uint64
 				code = problem.PR_1_INODE_EA_ALLOC_COLLISION
 				break
 			}
-			value := entries[e.ValueOffs : e.ValueOffs+int(e.ValueSize)]
+			// The hash runs over whole words: the padding bytes count
+			// as they are on disk (ext2fs_ext_attr_hash_entry).
+			value := entries[e.ValueOffs:min(len(entries), e.ValueOffs+(int(e.ValueSize)+3)&^3)]
 			if e.Hash != 0 && !eaHashMatches(e, value) {
 				code, num = problem.PR_1_ATTR_HASH, uint64(e.Hash)
 				break
@@ -327,14 +329,11 @@ func (c *Checker) checkIsReallyDir(s *inodeScratch, ino uint32, n ondisk.Inode) 
 	c.treatAsDirectory(ino, n)
 }
 
-// checkEncryption validates the encryption context of an ENCRYPT_FL inode.
-// It returns false when the inode was cleared.
-func (c *Checker) checkEncryption(ino uint32, n ondisk.Inode) bool {
-	ctx, found := findInodeXattr(n, ondisk.XattrIndexEncrypt, "c")
-	if !found {
-		// The context may also live in the EA block; e2fsck reads all EAs.
-		ctx, found = c.findBlockXattr(n, ondisk.XattrIndexEncrypt, "c")
-	}
+// checkEncryption validates the encryption context of an ENCRYPT_FL inode
+// (failedCsum: its checksum failed when pass 1 read it). It returns false
+// when the inode was cleared.
+func (c *Checker) checkEncryption(ino uint32, n ondisk.Inode, failedCsum bool) bool {
+	ctx, found := c.encryptionXattr(n, failedCsum) // encxattr.go
 	if !found {
 		if c.fix(problem.Problem{Code: problem.PR_1_MISSING_ENCRYPTION_XATTR, Ino: ino, Inode: c.inodeInfo(n)}) {
 			n.SetFlags(n.Flags() &^ ondisk.FlagEncrypt)
@@ -540,7 +539,7 @@ func (c *Checker) xattrsReadable(n ondisk.Inode) bool {
 			if e.ValueInum == 0 && (e.ValueOffs+int(e.ValueSize) > len(entries) || e.ValueOffs < 0) {
 				return false
 			}
-			if e.ValueInum == 0 && e.Hash != 0 && !eaHashMatches(e, entries[e.ValueOffs:e.ValueOffs+int(e.ValueSize)]) {
+			if e.ValueInum == 0 && e.Hash != 0 && !eaHashMatches(e, entries[e.ValueOffs:min(len(entries), e.ValueOffs+(int(e.ValueSize)+3)&^3)]) {
 				return false
 			}
 			off += e.EntryBytes

@@ -639,7 +639,7 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 			c.putInode(ino, n)
 		}
 	}
-	if n.Flags()&ondisk.FlagEncrypt != 0 && !c.checkEncryption(ino, n) {
+	if n.Flags()&ondisk.FlagEncrypt != 0 && !c.checkEncryption(ino, n, failedCsum) {
 		c.clearInode(ino, n, false)
 		return
 	}

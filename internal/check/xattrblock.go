@@ -205,7 +205,8 @@ func (c *Checker) validateEA(s *inodeScratch, ino uint32, n ondisk.Inode, blk ui
 					return 0, false, 0
 				}
 			}
-			value := buf[e.ValueOffs : e.ValueOffs+int(e.ValueSize)]
+			// Hashed in whole words, the padding as it is on disk.
+			value := buf[e.ValueOffs:min(len(buf), e.ValueOffs+(int(e.ValueSize)+3)&^3)]
 			if !eaHashMatches(e, value) {
 				q := p
 				q.Code, q.Num = problem.PR_1_ATTR_HASH, uint64(e.Hash)
