@@ -168,37 +168,46 @@ func TestFastCommitKernelJournalsMatchE2fsck(t *testing.T) {
 			fsyncPath(t, filepath.Join(mnt, "d", "sub"))
 		},
 	}
-	for _, name := range []string{"create-append", "mixed-fc", "htree-fc", "truncate-unlink", "link-rename-mkdir"} {
-		for _, bs := range []string{"1024", "4096"} {
-			t.Run(name+"-"+bs, func(t *testing.T) {
-				copyPath := filepath.Join(t.TempDir(), "mounted-copy.img")
-				testfs.KernelImage(t, 32<<20, []string{"-t", "ext4", "-b", bs, "-O", "fast_commit"}, func(mnt string) {
-					if err := os.Mkdir(filepath.Join(mnt, "d"), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					syncFS(t, mnt)
-					workloads[name](t, mnt)
-					data, err := os.ReadFile(filepath.Join(filepath.Dir(mnt), "kernel.img"))
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(copyPath, data, 0o644); err != nil {
-						t.Fatal(err)
+	// bigalloc (cluster bitmaps, e2fsck's block-wise summary counts)
+	// and meta_bg (descriptor copies written by every flush) as well.
+	features := []struct{ suffix, opts string }{
+		{"", "fast_commit"},
+		{"-bigalloc", "fast_commit,bigalloc"},
+		{"-meta_bg", "fast_commit,meta_bg,^resize_inode"},
+	}
+	for _, feat := range features {
+		for _, name := range []string{"create-append", "mixed-fc", "htree-fc", "truncate-unlink", "link-rename-mkdir"} {
+			for _, bs := range []string{"1024", "4096"} {
+				t.Run(name+"-"+bs+feat.suffix, func(t *testing.T) {
+					copyPath := filepath.Join(t.TempDir(), "mounted-copy.img")
+					testfs.KernelImage(t, 32<<20, []string{"-t", "ext4", "-b", bs, "-O", feat.opts}, func(mnt string) {
+						if err := os.Mkdir(filepath.Join(mnt, "d"), 0o755); err != nil {
+							t.Fatal(err)
+						}
+						syncFS(t, mnt)
+						workloads[name](t, mnt)
+						data, err := os.ReadFile(filepath.Join(filepath.Dir(mnt), "kernel.img"))
+						if err != nil {
+							t.Fatal(err)
+						}
+						if err := os.WriteFile(copyPath, data, 0o644); err != nil {
+							t.Fatal(err)
+						}
+					})
+					for _, mode := range []string{"-fy", "-p"} {
+						gimg, eimg := testfs.CopyImage(t, copyPath), testfs.CopyImage(t, copyPath)
+						gout, gcode := runGofsck(mode, gimg)
+						eout, ecode := testfs.E2fsckInPlace(t, eimg, mode)
+						if g, e := normProg(norm(gout, gimg)), normProg(norm(eout, eimg)); g != e || gcode != ecode {
+							t.Errorf("%s: exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", mode, gcode, ecode, e, g)
+						}
+						if !strings.Contains(eout, "recovering journal") {
+							t.Errorf("%s: e2fsck did not recover the journal:\n%s", mode, eout)
+						}
+						compareRecovered(t, mode, gimg, eimg)
 					}
 				})
-				for _, mode := range []string{"-fy", "-p"} {
-					gimg, eimg := testfs.CopyImage(t, copyPath), testfs.CopyImage(t, copyPath)
-					gout, gcode := runGofsck(mode, gimg)
-					eout, ecode := testfs.E2fsckInPlace(t, eimg, mode)
-					if g, e := normProg(norm(gout, gimg)), normProg(norm(eout, eimg)); g != e || gcode != ecode {
-						t.Errorf("%s: exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", mode, gcode, ecode, e, g)
-					}
-					if !strings.Contains(eout, "recovering journal") {
-						t.Errorf("%s: e2fsck did not recover the journal:\n%s", mode, eout)
-					}
-					compareRecovered(t, mode, gimg, eimg)
-				}
-			})
+			}
 		}
 	}
 }

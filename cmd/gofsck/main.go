@@ -773,6 +773,10 @@ func (s *sink) Aborted() bool { return s.Reporter.Stopped() }
 // Diagnostic prints a library diagnostic line as is.
 func (s *sink) Diagnostic(line string) { io.WriteString(s.stderr, line) }
 
+// DeviceName is the device as named on the command line (the library's
+// fs->device_name).
+func (s *sink) DeviceName() string { return s.dev }
+
 // LibError prints a com_err-style line followed by an empty line.
 func (s *sink) LibError(byDevice bool, code, what string) {
 	if byDevice {

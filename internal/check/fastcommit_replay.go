@@ -36,10 +36,15 @@ import (
 //     bitmaps, the bitmaps written, the descriptors checksummed and the
 //     superblock state restored and flushed.
 //
-// Whatever this emulation does not cover (bigalloc, meta_bg, inline-data
-// or casefolded directories, a full htree leaf, inodes without extents,
-// records that e2fsck would read past their block, library errors) stops
-// the recovery as unsupported before anything reaches the disk.
+// With bigalloc the bitmap is one of clusters (ranges widened to whole
+// clusters, i_blocks scaled by the cluster ratio) while the summary counts
+// are 1.47.0's block-wise ones; with meta_bg every flush writes the
+// meta_bg descriptor blocks and their backups.
+//
+// Whatever this emulation does not cover (inline-data or casefolded
+// directories, a full htree leaf, inodes without extents, records that
+// e2fsck would read past their block, library errors) stops the recovery
+// as unsupported before anything reaches the disk.
 
 // errFCUnsupported says why a fast-commit replay is not emulated.
 type errFCUnsupported struct{ why string }
@@ -94,12 +99,6 @@ const fcNodeLimit = 1 << 20
 // cover them; other errors are device errors.
 func (c *Checker) replayFastCommits(jn *journal.Journal, tags int) error {
 	f := c.fs
-	switch {
-	case f.ClusterBits != 0:
-		return fcUnsupported("bigalloc")
-	case c.sb.HasIncompat(ondisk.IncompatMetaBG):
-		return fcUnsupported("meta_bg")
-	}
 	r := &fcReplay{c: c, jn: jn, tags: tags}
 	l := jn.Layout()
 	buf := make([]byte, f.BlockSize)
@@ -206,10 +205,30 @@ func (r *fcReplay) flush() {
 	sb := c.sb
 	sb.SetWtime(uint32(c.opt.Now.Unix()))
 	sb.SetBlockGroupNr(0)
-	l := f.Layout(0)
 	bs := uint64(f.BlockSize)
-	if l.OldDesc != 0 {
-		c.writeAt(int64(l.OldDesc*bs), f.GDT()[:uint64(f.DescBlocks)*bs])
+	gdt := f.GDT()
+	oldBlocks := uint64(f.DescBlocks)
+	metaBG := c.sb.HasIncompat(ondisk.IncompatMetaBG)
+	if metaBG {
+		oldBlocks = min(oldBlocks, uint64(c.sb.FirstMetaBG()))
+	}
+	if l := f.Layout(0); l.OldDesc != 0 && oldBlocks != 0 {
+		c.writeAt(int64(l.OldDesc*bs), gdt[:oldBlocks*bs])
+	}
+	if metaBG {
+		// ext2fs_flush writes every meta_bg descriptor copy, backups
+		// included, whatever EXT2_FLAG_MASTER_SB_ONLY says.
+		for g := uint32(0); g < f.Groups; g++ {
+			l := f.Layout(g)
+			if l.MetaBGDesc == 0 {
+				continue
+			}
+			off := uint64(g/f.DescPerBlock) * bs
+			if off+bs > uint64(len(gdt)) {
+				continue
+			}
+			c.writeAt(int64(l.MetaBGDesc*bs), gdt[off:off+bs])
+		}
 	}
 	sb.SetChecksum()
 	cur := sb[:ondisk.SuperblockSize]
@@ -239,17 +258,22 @@ func (r *fcReplay) done() error {
 	return c.WriteError()
 }
 
-// summaryStats is ext2fs_calculate_summary_stats(fs, 0).
+// summaryStats is ext2fs_calculate_summary_stats(fs, 0) of 1.47.0. It
+// walks blocks, not clusters: with bigalloc each block of a free cluster
+// counts as free, so the group counts are blocks and the superblock's
+// total, scaled again by the cluster ratio, is ratio times too large (in
+// a C int). e2fsck's pass 5 then corrects them.
 func (r *fcReplay) summaryStats() {
 	c := r.c
 	f := c.fs
 	d := r.d
 	bpg := uint64(f.BlocksPerGroup)
-	var total, groupFree, count uint64
+	var total, groupFree int32
+	var count uint64
 	uninit := true
 	g := uint32(0)
 	for blk := f.FirstDataBlock; blk < f.BlocksCount; blk++ {
-		if !d.blocks.Test(blk) {
+		if !d.blocks.Test(f.ClusterOf(blk)) {
 			groupFree++
 			total++
 		} else {
@@ -268,7 +292,8 @@ func (r *fcReplay) summaryStats() {
 			g++
 		}
 	}
-	c.sb.SetFreeBlocksCount(total)
+	total <<= f.ClusterBits
+	c.sb.SetFreeBlocksCount(uint64(int64(total)))
 	ipg := f.InodesPerGroup
 	var itotal, ifree uint32
 	var lastAlloc, icount uint32
@@ -375,6 +400,7 @@ func (r *fcReplay) iblkSet(n ondisk.Inode, b uint64) {
 	if !huge || n.Flags()&ondisk.FlagHugeFile == 0 {
 		b *= uint64(r.c.fs.BlockSize / 512)
 	}
+	b <<= r.c.fs.ClusterBits
 	binary.LittleEndian.PutUint32(n[0x1C:], uint32(b))
 	if huge {
 		binary.LittleEndian.PutUint16(n[0x74:], uint16(b>>32))
@@ -566,21 +592,35 @@ func (r *fcReplay) delRange(v []byte) error {
 	return r.modify(fcExt{lblk: uint64(le.Uint32(v[4:])), len: le.Uint32(v[8:])}, true)
 }
 
-// markRange sets or clears the bitmap bits of n blocks from b.
+// markRange is ext2fs_mark_block_bitmap_range2 (used) or
+// ext2fs_unmark_block_bitmap_range2 on fs->block_map: the range is
+// widened to whole clusters; a range not wholly inside the bitmap is left
+// alone with the library's warning on stderr.
 func (r *fcReplay) markRange(b uint64, n uint32, used bool) {
 	f := r.c.fs
 	r.work += uint64(n)
 	if r.work > fcWorkLimit {
 		return
 	}
-	for i := uint64(0); i < uint64(n); i++ {
-		if b+i >= f.BlocksCount {
-			break
+	bits := f.ClusterBits
+	end := b + uint64(n)
+	cl := b >> bits
+	end = (end + (1 << bits) - 1) >> bits
+	num := uint32(end - cl)
+	first, last := f.ClusterOf(f.FirstDataBlock), f.ClusterOf(f.BlocksCount-1)
+	if cl < first || cl > last || cl+uint64(num)-1 > last {
+		what := "mark"
+		if !used {
+			what = "unmark"
 		}
+		r.c.diag("Illegal block number passed to ext2fs_%s_block_bitmap #%d for block bitmap for %s\n", what, cl, r.c.fcDevice())
+		return
+	}
+	for i := uint64(0); i < uint64(num); i++ {
 		if used {
-			r.d.blocks.Set(b + i)
+			r.d.blocks.Set(cl + i)
 		} else {
-			r.d.blocks.Clear(b + i)
+			r.d.blocks.Clear(cl + i)
 		}
 	}
 }
