@@ -75,3 +75,70 @@ func compareRecreated(t *testing.T, img string, restart bool, stamped []string) 
 	}
 	compareStampedImages(t, gimg, eimg, stamped)
 }
+
+// TestJournalRecreateAfterRelocation: the journal is dropped and group
+// metadata is relocated at the end of pass 1 (e2fsck's
+// handle_fs_bad_blocks, which makes the bitmaps valid again), so the
+// journal is re-created: at the end of the run, or before the restart a
+// new inode table asks for (where losing the table lost the journal
+// inode). gofsck must agree with e2fsck on the transcript, the exit code
+// and every byte but the stamps (maskedImage).
+func TestJournalRecreateAfterRelocation(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	drop := []string{"clri <8>", "ssv jnl_backup_type 0"}
+	with := func(cmds ...string) func(string) []string {
+		return func(string) []string { return append(slices.Clone(drop), cmds...) }
+	}
+	alone := func(cmds ...string) func(string) []string { return func(string) []string { return cmds } }
+	ext4 := testfs.Spec{FSType: "ext4", Size: 16 << 20, BlockSize: 4096, Populate: populate}
+	flex := testfs.Spec{FSType: "ext4", Size: 16 << 20, BlockSize: 4096, ExtraArgs: []string{"-g", "1024"}, Populate: populate}
+	ext3 := testfs.Spec{FSType: "ext3", Size: 8 << 20, BlockSize: 1024, Journal: "size=1", Populate: populate}
+	for _, tc := range []struct {
+		name    string
+		spec    testfs.Spec
+		damage  func(img string) []string
+		modes   []string
+		restart bool
+	}{
+		{"ext4-block-bitmap-zero", ext4, with("set_bg 0 block_bitmap 0", "set_bg 0 checksum calc"), []string{"-fy", "-fp"}, false},
+		{"ext4-inode-bitmap-outside", ext4, with("set_bg 0 inode_bitmap 99999", "set_bg 0 checksum calc"), []string{"-fy"}, false},
+		{"ext4-inode-bitmap-conflict", ext4, func(img string) []string {
+			return append(slices.Clone(drop), fmt.Sprintf("set_bg 0 inode_bitmap %d", testfs.GroupBlock(t, img, 0, "Block bitmap")), "set_bg 0 checksum calc")
+		}, []string{"-fy"}, false},
+		// The inode table moves: the journal inode is lost with it and
+		// re-created before the restart.
+		{"ext4-inode-table-outside", ext4, alone("set_bg 0 inode_table 99999", "set_bg 0 checksum calc"), []string{"-fy"}, true},
+		{"ext4-inode-table-zero", ext4, alone("set_bg 0 inode_table 0", "set_bg 0 checksum calc"), []string{"-fy"}, true},
+		// Many groups: -fy would take the backup descriptors, -p may not.
+		{"flex-bitmaps-zero", flex, with("set_bg 1 block_bitmap 0", "set_bg 1 inode_bitmap 0", "set_bg 1 checksum calc",
+			"set_bg 3 block_bitmap 0", "set_bg 3 checksum calc"), []string{"-fp"}, false},
+		{"ext3-block-bitmap-zero", ext3, with("set_bg 0 block_bitmap 0"), []string{"-fy"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			img := testfs.MkImage(t, tc.spec)
+			testfs.Debugfs(t, img, tc.damage(img)...)
+			for _, mode := range tc.modes {
+				gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+				gout, gcode := runGofsck(mode, gimg)
+				eout, ecode := testfs.E2fsckInPlace(t, eimg, mode)
+				if g, e := normProg(norm(gout, gimg)), normProg(norm(eout, eimg)); g != e || gcode != ecode {
+					t.Errorf("%s: exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", mode, gcode, ecode, e, g)
+					continue
+				}
+				want := "*** journal has been regenerated ***\n"
+				if tc.restart {
+					want += "Restarting e2fsck"
+				}
+				if !strings.Contains(eout, "Relocating group") || !strings.Contains(eout, want) {
+					t.Fatalf("%s: e2fsck does not relocate and re-create the journal (restart %v):\n%s", mode, tc.restart, eout)
+				}
+				if out, code := testfs.E2fsck(t, gimg, "-fn"); code != 0 {
+					t.Errorf("%s: e2fsck -fn: not clean after repair:\n%s", mode, out)
+				}
+				if i := firstDiff(maskedImage(t, gimg), maskedImage(t, eimg)); i >= 0 {
+					t.Errorf("%s: images differ first at byte %d", mode, i)
+				}
+			}
+		})
+	}
+}

@@ -43,7 +43,7 @@ func TestRelocateRepairMatchesE2fsck(t *testing.T) {
 	}{
 		// Without a journal: losing group 0's inode table loses the
 		// journal inode, which e2fsck re-creates before its restart
-		// (gofsck stops there instead).
+		// (TestJournalRecreateAfterRelocation covers that).
 		{"ext4-4k-1group", testfs.Spec{FSType: "ext4", Size: 16 << 20, BlockSize: 4096, Features: "^has_journal", Populate: populate}, []damage{
 			{"block-bitmap-zero", fixed("set_bg 0 block_bitmap 0", "set_bg 0 checksum calc"), []string{"-fy", "-fp"}},
 			{"inode-bitmap-outside", fixed("set_bg 0 inode_bitmap 99999", "set_bg 0 checksum calc"), nil},
