@@ -492,6 +492,10 @@ func inlineCases() []dcase {
 		dbgCase("inline-dir-ea-size-65", "ea_set /inldir system.data xxxxx"),
 		dbgCase("inline-dir-ea-size-73", "ea_set /inldir system.data xxxxxxxxxxxxx"),
 		dbgCase("inline-dir-ea-size-125", "ea_set /inldir system.data "+strings.Repeat("x", 65)),
+		// The same with the directory's other attributes in an EA block,
+		// which the library's rewrite writes back too.
+		dbgCase("inline-dir-ea-block-size-65", "ea_set /inldir user.big "+strings.Repeat("v", 300), "ea_set /inldir system.data xxxxx"),
+		dbgCase("inline-dir-ea-block-size-73", "ea_set /inldir user.big "+strings.Repeat("v", 300), "ea_set /inldir system.data xxxxxxxxxxxxx"),
 		noEffect("noeffect-uid", "sif /dir/tiny uid 1234"),
 	}
 }

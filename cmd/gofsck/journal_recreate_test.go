@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,6 +140,60 @@ func TestJournalRecreateAfterRelocation(t *testing.T) {
 					t.Errorf("%s: images differ first at byte %d", mode, i)
 				}
 			}
+		})
+	}
+}
+
+// TestInlineDirSizeWithEAs: an inline directory whose system.data size
+// is not a multiple of 4 (PR_2_BAD_INLINE_DIR_SIZE) while its other
+// attributes also use an EA block or an EA inode. The library rewrites
+// every attribute (ext2fs_xattrs_write): the in-inode area and the EA
+// block, entries hashed, values in EA inodes referenced with their hash.
+// gofsck -fy must agree with e2fsck -fy on the transcript, the exit and
+// every byte but the superblock stamps.
+func TestInlineDirSizeWithEAs(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	dir := t.TempDir()
+	big := dir + "/big"
+	huge := dir + "/huge"
+	if err := os.WriteFile(big, []byte(strings.Repeat("v", 300)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(huge, []byte(strings.Repeat("w", 6000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	block := []string{"ea_set -f " + big + " inldir user.big", "ea_set inldir user.small abc"}
+	eaInode := []string{"ea_set -f " + huge + " inldir user.huge", "ea_set inldir user.small abc"}
+	both := append(slices.Clone(eaInode), "ea_set -f "+big+" inldir user.big")
+	for _, tc := range []struct {
+		name     string
+		features string
+		eas      []string
+		data     string
+	}{
+		{"block-65", "inline_data", block, "xxxxx"},
+		{"block-73", "inline_data", block, "xxxxxxxxxxxxx"},
+		{"eainode-65", "inline_data,ea_inode", eaInode, "xxxxx"},
+		{"eainode-73", "inline_data,ea_inode", eaInode, "xxxxxxxxxxxxx"},
+		{"both-73", "inline_data,ea_inode", both, "xxxxxxxxxxxxx"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 16 << 20, BlockSize: 4096, Features: tc.features})
+			cmds := append([]string{"mkdir inldir", "mkdir inldir/sub"}, tc.eas...)
+			testfs.Debugfs(t, img, append(cmds, "ea_set inldir system.data "+tc.data)...)
+			gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+			gout, gcode := runGofsck("-fy", gimg)
+			eout, ecode := testfs.E2fsckInPlace(t, eimg, "-fy")
+			if g, e := normProg(norm(gout, gimg)), normProg(norm(eout, eimg)); g != e || gcode != ecode {
+				t.Fatalf("exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", gcode, ecode, e, g)
+			}
+			if !strings.Contains(eout, "must be a multiple of 4") {
+				t.Fatalf("the damage does not make e2fsck fix the inline size:\n%s", eout)
+			}
+			if out, code := testfs.E2fsck(t, gimg, "-fn"); code != 0 {
+				t.Errorf("e2fsck -fn: not clean after repair:\n%s", out)
+			}
+			compareStampedImages(t, gimg, eimg, nil)
 		})
 	}
 }

@@ -20,9 +20,12 @@ import (
 // data as a block at 0) gofsck does not make: the CanFix guard stops the
 // run there.
 //
-// The library's writers are modelled for the attributes kept in the inode
-// body only: an inode with an EA block or a value in an EA inode stops
-// the run as unsupported (nothing is written).
+// The library's writers rewrite every attribute (ext2fs_xattrs_write):
+// the in-inode area and, when the inode has one, the EA block (entries
+// hashed, a zero block hash, one reference); values in EA inodes keep
+// their reference and get their hash. A shared EA block (which the
+// library copies to a new block) or a layout the library would refuse
+// stops the run as unsupported (nothing is written).
 
 func init() {
 	canRepair(problem.PR_2_BAD_INLINE_DIR_SIZE)
@@ -44,6 +47,8 @@ type ibodyXattr struct {
 	name  []byte // the short name up to its first NUL (strlen)
 	value []byte
 	inum  uint32
+	// eaHash is the EA inode's hash when the value lives there.
+	eaHash uint32
 }
 
 // fixInlineDirSize is fix_inline_dir_size for directory ino, whose inline
@@ -101,7 +106,7 @@ func (c *Checker) inlineDataSet(ino uint32, buf []byte, size int) error {
 	if err != nil {
 		return err
 	}
-	attrs, err := c.ibodyXattrs(n)
+	attrs, _, err := c.ibodyXattrs(n)
 	if err != nil {
 		return err
 	}
@@ -151,36 +156,61 @@ func xattrInodeMaxSize(n ondisk.Inode) (uint64, error) {
 	return minoff - uint64(off) - 4, nil
 }
 
-// ibodyXattrs reads the in-inode attributes as ext2fs_xattrs_read does;
-// a value in an EA inode or a layout the library would refuse is
-// errInlineUnsupported. The EA block, if any, is not read.
-func (c *Checker) ibodyXattrs(n ondisk.Inode) ([]ibodyXattr, error) {
+// ibodyXattrs reads the attributes as ext2fs_xattrs_read does: those in
+// the inode body, then those of the EA block (the returned count is how
+// many are in the body). Values kept in EA inodes are checked as the
+// library opens them but not read (only system.data's value is used,
+// and it is always in the body). A layout or value the library would
+// refuse is errInlineUnsupported.
+func (c *Checker) ibodyXattrs(n ondisk.Inode) ([]ibodyXattr, int, error) {
 	area, corrupt := libIbodyEA(n)
 	if corrupt || len(area) < 4 || binary.LittleEndian.Uint32(area) != ondisk.XattrMagic {
-		return nil, errInlineUnsupported
+		return nil, 0, errInlineUnsupported
 	}
-	entries := area[4:]
-	var attrs []ibodyXattr
-	remain := len(entries)
-	for off := 0; remain >= ondisk.XattrEntrySize; {
-		e, end, ok := ondisk.DecodeXattrEntry(entries, off)
+	attrs, err := c.libReadXattrs(n, area[4:], 0, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	ibody := len(attrs)
+	if blk := n.FileACL(c.sb.Is64bit()); blk != 0 {
+		f := c.fs
+		if blk < f.FirstDataBlock || blk >= f.BlocksCount {
+			return nil, 0, errInlineUnsupported
+		}
+		buf := make([]byte, f.BlockSize)
+		if f.ReadBlock(blk, buf) != nil || ondisk.XattrBlock(buf).Magic() != ondisk.XattrMagic {
+			return nil, 0, errInlineUnsupported
+		}
+		if attrs, err = c.libReadXattrs(n, buf, ondisk.XattrHeaderSize, attrs); err != nil {
+			return nil, 0, err
+		}
+	}
+	return attrs, ibody, nil
+}
+
+// libReadXattrs is read_xattrs_from_buffer: the entries start at base in
+// values (the buffer value offsets count from) and run to its end.
+func (c *Checker) libReadXattrs(n ondisk.Inode, values []byte, base int, attrs []ibodyXattr) ([]ibodyXattr, error) {
+	storage := len(values) - base
+	// The end of the entries, checking that each name fits.
+	endOff, remain := base, storage
+	for remain >= ondisk.XattrEntrySize && binary.LittleEndian.Uint32(values[endOff:]) != 0 {
+		remain -= ondisk.XattrEntrySize
+		nl := int(values[endOff])
+		if (nl+3)&^3 > remain {
+			return nil, errInlineUnsupported // EXT2_ET_EA_BAD_NAME_LEN
+		}
+		remain -= (nl + 3) &^ 3
+		endOff += ondisk.XattrEntryLen(nl)
+	}
+	off, remain := base, storage
+	for remain >= ondisk.XattrEntrySize && binary.LittleEndian.Uint32(values[off:]) != 0 {
+		e, _, ok := ondisk.DecodeXattrEntry(values, off)
 		if !ok {
 			return nil, errInlineUnsupported
 		}
-		if end {
-			break
-		}
-		remain -= ondisk.XattrEntrySize
-		pad := (e.NameLen + 3) &^ 3
-		if pad > remain || e.ValueInum != 0 {
-			return nil, errInlineUnsupported
-		}
-		remain -= pad
-		vs := int(e.ValueSize)
-		if e.ValueSize > uint32(remain) || e.ValueOffs+vs > len(entries) {
-			return nil, errInlineUnsupported
-		}
-		remain -= vs
+		remain -= ondisk.XattrEntrySize + (e.NameLen+3)&^3
+		a := ibodyXattr{index: e.NameIndex, inum: e.ValueInum}
 		name := e.Name
 		for i, b := range name {
 			if b == 0 {
@@ -188,14 +218,60 @@ func (c *Checker) ibodyXattrs(n ondisk.Inode) ([]ibodyXattr, error) {
 				break
 			}
 		}
-		attrs = append(attrs, ibodyXattr{
-			index: e.NameIndex,
-			name:  append([]byte(nil), name...),
-			value: append([]byte(nil), entries[e.ValueOffs:e.ValueOffs+vs]...),
-		})
+		a.name = append([]byte(nil), name...)
+		var hash uint32
+		if e.ValueInum == 0 {
+			vs := int(e.ValueSize)
+			if e.ValueSize > uint32(remain) || e.ValueOffs+vs > len(values) ||
+				vs > 0 && e.ValueOffs < endOff+4 {
+				return nil, errInlineUnsupported
+			}
+			remain -= vs
+			a.value = append([]byte(nil), values[e.ValueOffs:e.ValueOffs+vs]...)
+			padded := values[e.ValueOffs:min(len(values), e.ValueOffs+(vs+3)&^3)]
+			if e.Hash != 0 && !eaHashMatches(e, padded) {
+				return nil, errInlineUnsupported // EXT2_ET_BAD_EA_HASH
+			}
+		} else {
+			if !c.sb.HasIncompat(ondisk.IncompatEAInode) || e.ValueOffs != 0 || e.ValueSize > 64*1024 {
+				return nil, errInlineUnsupported
+			}
+			var ok bool
+			if hash, ok = c.libEAInodeHash(e.ValueInum, e.ValueSize); !ok {
+				return nil, errInlineUnsupported
+			}
+			// Only the length is written back (the value stays in the
+			// EA inode).
+			a.value = make([]byte, e.ValueSize)
+			if e.Hash != 0 {
+				h := ondisk.XattrNameHash(e.Name, false)
+				sh := ondisk.XattrNameHash(e.Name, true)
+				if e.Hash != h<<16^h>>16^hash && e.Hash != sh<<16^sh>>16^hash {
+					return nil, errInlineUnsupported // or an old Lustre reference
+				}
+			}
+		}
+		a.eaHash = hash
+		attrs = append(attrs, a)
 		off += e.EntryBytes
 	}
 	return attrs, nil
+}
+
+// libEAInodeHash opens the EA inode holding a value of size bytes as the
+// library does (not inline, EA_INODE_FL, linked, the size matching) and
+// returns its hash (ext2fs_get_ea_inode_hash: i_atime).
+func (c *Checker) libEAInodeHash(ino, size uint32) (uint32, bool) {
+	f := c.fs
+	if ino == 0 || ino > f.InodesCount {
+		return 0, false
+	}
+	n := c.readFullInode(ino)
+	if n.Flags()&ondisk.FlagInlineData != 0 || n.Flags()&ondisk.FlagEAInode == 0 || n.LinksCount() == 0 ||
+		n.Size() != uint64(size) {
+		return 0, false
+	}
+	return n.Atime(), true
 }
 
 // findSystemData returns the index of "system.data" in attrs, or -1.
@@ -219,25 +295,22 @@ func xattrSpace(a ibodyXattr) int {
 
 // inlineDataEASet is ext2fs_inline_data_ea_set (ext2fs_xattr_set of
 // "system.data"): an unchanged value writes nothing; otherwise the value
-// is replaced where it is, if the inode body has room, and the whole
-// in-inode area is laid out again as ext2fs_xattrs_write lays it out.
+// is replaced where it is, if the inode body has room, and the attributes
+// are written back as ext2fs_xattrs_write writes them: the in-inode area
+// laid out again and, when the inode has an EA block, that block too.
 func (c *Checker) inlineDataEASet(ino uint32, value []byte) error {
 	n := c.readFullInode(ino)
-	attrs, err := c.ibodyXattrs(n)
+	attrs, ibody, err := c.ibodyXattrs(n)
 	if err != nil {
 		return err
 	}
 	old := findSystemData(attrs)
-	if old < 0 {
-		// The directory's size came from this attribute.
+	if old < 0 || old >= ibody {
+		// The directory's size came from this attribute in the body.
 		return errInlineUnsupported
 	}
-	if string(attrs[old].value) == string(value) {
+	if attrs[old].inum == 0 && string(attrs[old].value) == string(value) {
 		return nil
-	}
-	if n.FileACL(c.sb.Is64bit()) != 0 {
-		// The library would rewrite the EA block too.
-		return errInlineUnsupported
 	}
 	extra := int(n.ExtraIsize())
 	if extra == 0 {
@@ -247,7 +320,7 @@ func (c *Checker) inlineDataEASet(ino uint32, value []byte) error {
 		}
 	}
 	free := len(n) - ondisk.GoodOldInodeSize - extra - 8
-	for _, a := range attrs {
+	for _, a := range attrs[:ibody] {
 		free -= xattrSpace(a)
 	}
 	free += xattrSpace(attrs[old])
@@ -255,42 +328,94 @@ func (c *Checker) inlineDataEASet(ino uint32, value []byte) error {
 		return errInlineSetFailed // EXT2_ET_EA_NO_SPACE
 	}
 	attrs[old].value = append([]byte(nil), value...)
-	return c.writeIbodyXattrs(ino, attrs)
+	attrs[old].inum, attrs[old].eaHash = 0, 0
+	return c.writeLibXattrs(ino, attrs, ibody)
 }
 
-// writeIbodyXattrs is ext2fs_xattrs_write for an inode whose attributes
-// all live in its body: the area is cleared, the entries are written in
-// order with their values packed down from its end and a zero hash.
-func (c *Checker) writeIbodyXattrs(ino uint32, attrs []ibodyXattr) error {
+// writeLibXattrs is ext2fs_xattrs_write: the in-inode area is cleared and
+// the first ibody attributes written in order with their values packed
+// down from its end (a zero hash, but for values in EA inodes); an inode
+// with an EA block gets the rest written there the same way, each entry
+// with its hash, under a header with one reference, one block and a zero
+// block hash. A block shared with other inodes, which the library copies
+// to a new block, is errInlineUnsupported.
+func (c *Checker) writeLibXattrs(ino uint32, attrs []ibodyXattr, ibody int) error {
+	f := c.fs
 	n := c.readFullInode(ino)
 	extra := int(n.ExtraIsize())
 	if extra&3 != 0 || extra < 2 || len(n) <= ondisk.GoodOldInodeSize+extra+4 {
 		return errInlineUnsupported
 	}
+	var block []byte
+	blk := n.FileACL(c.sb.Is64bit())
+	if blk != 0 || ibody < len(attrs) {
+		if blk == 0 || blk < f.FirstDataBlock || blk >= f.BlocksCount {
+			return errInlineUnsupported
+		}
+		old := make([]byte, f.BlockSize)
+		if f.ReadBlock(blk, old) != nil || ondisk.XattrBlock(old).Magic() != ondisk.XattrMagic ||
+			ondisk.XattrBlock(old).Refcount() != 1 {
+			return errInlineUnsupported
+		}
+		block = make([]byte, f.BlockSize)
+		binary.LittleEndian.PutUint32(block[0:], ondisk.XattrMagic)
+		binary.LittleEndian.PutUint32(block[4:], 1) // h_refcount
+		binary.LittleEndian.PutUint32(block[8:], 1) // h_blocks
+		if err := putLibXattrs(block, ondisk.XattrHeaderSize, attrs[ibody:], true); err != nil {
+			return err
+		}
+		if f.MetadataCsum {
+			binary.LittleEndian.PutUint32(block[0x10:], ondisk.XattrBlock(block).ComputeChecksum(f.CsumSeed, blk))
+		}
+	}
 	start := ondisk.GoodOldInodeSize + extra
 	binary.LittleEndian.PutUint32(n[start:], ondisk.XattrMagic)
-	store := n[start+4:]
-	clear(store)
-	end := len(store)
-	off := 0
-	for _, a := range attrs {
-		vsize := (len(a.value) + 3) &^ 3
-		elen := ondisk.XattrEntryLen(len(a.name))
-		end -= vsize
-		if end < 0 || off+elen > end {
-			return errInlineSetFailed // the free-space check makes it fit
-		}
-		e := store[off:]
-		e[0] = uint8(len(a.name))
-		e[1] = a.index
-		binary.LittleEndian.PutUint16(e[2:], uint16(end))
-		binary.LittleEndian.PutUint32(e[4:], 0)
-		binary.LittleEndian.PutUint32(e[8:], uint32(len(a.value)))
-		binary.LittleEndian.PutUint32(e[12:], 0)
-		copy(e[ondisk.XattrEntrySize:], a.name)
-		copy(store[end:], a.value)
-		off += elen
+	if err := putLibXattrs(n[start+4:], 0, attrs[:ibody], false); err != nil {
+		return err
+	}
+	if block != nil {
+		c.writeBlock(blk, block)
 	}
 	c.writeInode(ino, n)
+	return nil
+}
+
+// putLibXattrs is write_xattrs_to_buffer: buf is cleared from base on and
+// the entries are written from base, their values packed down from the
+// end of buf (offsets counted from the start of buf); an entry's hash is
+// written when hashes is set or its value lives in an EA inode.
+func putLibXattrs(buf []byte, base int, attrs []ibodyXattr, hashes bool) error {
+	clear(buf[base:])
+	end := len(buf)
+	off := base
+	for _, a := range attrs {
+		elen := ondisk.XattrEntryLen(len(a.name))
+		vsize := 0
+		if a.inum == 0 {
+			vsize = (len(a.value) + 3) &^ 3
+		}
+		if end-vsize < off+elen+4 {
+			return errInlineSetFailed // the free-space checks make it fit
+		}
+		e := buf[off:]
+		e[0] = uint8(len(a.name))
+		e[1] = a.index
+		binary.LittleEndian.PutUint32(e[4:], a.inum)
+		binary.LittleEndian.PutUint32(e[8:], uint32(len(a.value)))
+		copy(e[ondisk.XattrEntrySize:], a.name)
+		h := ondisk.XattrNameHash(a.name, false)
+		if a.inum == 0 {
+			end -= vsize
+			binary.LittleEndian.PutUint16(e[2:], uint16(end))
+			copy(buf[end:], a.value)
+			h = ondisk.XattrValueHash(h, buf[end:end+vsize])
+		} else {
+			h = h<<16 ^ h>>16 ^ a.eaHash
+		}
+		if hashes || a.inum != 0 {
+			binary.LittleEndian.PutUint32(e[12:], h)
+		}
+		off += elen
+	}
 	return nil
 }
