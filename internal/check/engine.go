@@ -53,6 +53,8 @@ const (
 	evFatal   // a library error ends the run; p.Str is its com_err line
 	evWrite   // a fix writes data at byte offset blk (repair only)
 	evRehash  // directory ino is queued for pass 3A (setRehash)
+	// evUnsupported stops the run at a fix gofsck cannot make (p.Code).
+	evUnsupported
 )
 
 // event is one recorded sink call or order-dependent decision.
@@ -127,6 +129,20 @@ func (r *recSink) EndLatch(l problem.Latch) (bool, bool) {
 	r.latched &^= 1 << l
 	r.events = append(r.events, event{kind: evEndLatch, latch: l})
 	return false, false
+}
+
+// Unsupported stops the run at a fix gofsck cannot make: forwarded to the
+// direct sink, or recorded (the worker stops as after a fatal problem) so
+// that the replay stops the run at the same point.
+func (r *recSink) Unsupported(code problem.Code) {
+	if r.direct != nil {
+		if u, ok := r.direct.(unsupportedFixer); ok {
+			u.Unsupported(code)
+		}
+		return
+	}
+	r.fatal = true
+	r.events = append(r.events, event{kind: evUnsupported, p: problem.Problem{Code: code}})
 }
 
 // record appends an order-dependent event.

@@ -308,6 +308,9 @@ func (c *Checker) replayEvents(evs []event) {
 		case evFatal:
 			c.fatalError(ev.p.Str)
 			return
+		case evUnsupported:
+			c.unsupported(ev.p.Code)
+			return
 		case evWrite:
 			c.devWrite(int64(ev.blk), ev.data)
 		case evRehash:
