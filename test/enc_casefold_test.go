@@ -1,8 +1,10 @@
 package test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -480,6 +482,59 @@ func (e *ecImg) setContext(p string, version byte, size int, pad bool) {
 	e.writeInode(ino, off, n)
 }
 
+// contextToBlock moves the fscrypt context of directory p into an EA
+// block (which debugfs allocates, for a big user attribute, before the
+// block is written again with the context alone); edit, if set, changes
+// the block before its checksum is computed.
+func (e *ecImg) contextToBlock(p string, edit func(b []byte)) {
+	e.t.Helper()
+	val := filepath.Join(e.t.TempDir(), "value")
+	if err := os.WriteFile(val, bytes.Repeat([]byte("v"), 600), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	ino := testfs.Ino(e.t, e.img, p)
+	_, n := e.inode(ino)
+	body := 128 + int(binary.LittleEndian.Uint16(n[0x80:]))
+	ent := n[body+4:]
+	ctx := append([]byte(nil), ent[24:24+binary.LittleEndian.Uint32(ent[8:])]...)
+	e.dbg(fmt.Sprintf("ea_set -f %s <%d> user.big", val, ino))
+	off, n := e.inode(ino)
+	blk := n.FileACL(true)
+	if blk == 0 {
+		e.t.Fatalf("%s has no EA block", p)
+	}
+	clear(n[body : body+4]) // no in-inode attributes
+	e.writeInode(ino, off, n)
+	bs := e.bsz()
+	b := make([]byte, bs)
+	binary.LittleEndian.PutUint32(b, ondisk.XattrMagic)
+	binary.LittleEndian.PutUint32(b[4:], 1) // h_refcount
+	binary.LittleEndian.PutUint32(b[8:], 1) // h_blocks
+	offs := bs - (len(ctx)+3)&^3
+	en := b[32:]
+	en[0], en[1] = 1, 9
+	binary.LittleEndian.PutUint16(en[2:], uint16(offs))
+	binary.LittleEndian.PutUint32(en[8:], uint32(len(ctx)))
+	h := ondisk.XattrValueHash(ondisk.XattrNameHash([]byte("c"), false), ctx)
+	binary.LittleEndian.PutUint32(en[12:], h)
+	en[16] = 'c'
+	copy(b[offs:], ctx)
+	binary.LittleEndian.PutUint32(b[12:], h) // h_hash of the one entry
+	if edit != nil {
+		edit(b)
+	}
+	if e.set.csum {
+		binary.LittleEndian.PutUint32(b[16:], ondisk.XattrBlock(b).ComputeChecksum(e.seed, blk))
+	}
+	e.writeBlock(blk, b)
+}
+
+// dbg runs debugfs -w commands and fails if debugfs complained.
+func (e *ecImg) dbg(cmds ...string) {
+	e.t.Helper()
+	(&cx{t: e.t, img: e.img}).dbg(cmds...)
+}
+
 // strict sets EXT4_ENC_STRICT_MODE_FL (names of casefolded directories
 // are checked and compared folded in pass 2).
 func (e *ecImg) strict() {
@@ -598,6 +653,22 @@ func ecCases() []ecCase {
 			off, n := e.inode(en.ino)
 			n[8]++ // i_atime, the checksum left as it was
 			testfs.WriteAt(e.t, e.img, off, n)
+		}, nil},
+		// The context in an EA block: found there; then the block's
+		// entry hash wrong, and its checksum wrong (metadata_csum only):
+		// the library reads no attribute at all.
+		{"lin-context-in-block", func(e *ecImg) { e.contextToBlock("/lin", nil) }, nil},
+		{"lin-context-block-hash", func(e *ecImg) {
+			e.contextToBlock("/lin", func(b []byte) { b[32+12]++ })
+		}, nil},
+		{"lin-context-block-csum", func(e *ecImg) {
+			e.contextToBlock("/lin", nil)
+			if e.set.csum {
+				blk := testfs.Blocks(e.t, e.img, "/lin").FileACL
+				b := e.readBlock(blk)
+				b[16]++
+				e.writeBlock(blk, b)
+			}
 		}, nil},
 		// An unknown version is a policy all the same.
 		{"lin-context-v9", func(e *ecImg) { e.setContext("/lin", 9, 28, false) }, nil},

@@ -577,6 +577,9 @@ func (c *Checker) xattrsReadable(n ondisk.Inode) bool {
 		if e.ValueInum == 0 && e.ValueOffs+int(e.ValueSize) > len(buf) {
 			return false
 		}
+		if e.ValueInum == 0 && e.Hash != 0 && !eaHashMatches(e, buf[e.ValueOffs:min(len(buf), e.ValueOffs+(int(e.ValueSize)+3)&^3)]) {
+			return false
+		}
 		off += e.EntryBytes
 	}
 }
