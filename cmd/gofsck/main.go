@@ -510,6 +510,9 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exi
 	restarted := false
 	// restarts counts pass 1's restarts (check.ErrRestart).
 	restarts := 0
+	// fixedEarlier: a run before a restart fixed a problem (e2fsck's
+	// E2F_FLAG_PROBLEMS_FIXED survives its restarts).
+	fixedEarlier := false
 	// mmp is the multi-mount protection of the run (mmp.go).
 	var mmp mmpRun
 	// undo is the run's undo file (-z), closed after the MMP block's last
@@ -619,6 +622,7 @@ restart:
 			}
 			f, restarted = nf, true
 			mmp.recovered(f)
+			fixedEarlier = fixedEarlier || rep.Status().Fixed
 			goto restart
 		}
 		fmt.Fprintln(stdout, "Warning: skipping journal recovery because doing a read-only filesystem check.")
@@ -637,7 +641,7 @@ restart:
 	rep.MarkValid()
 	// After fixes before the passes e2fsck checks fully without saying why
 	// (check_if_skip returns at once when problems were fixed).
-	if !o.force && !o.bb.active() && !rep.Status().Fixed {
+	if !o.force && !o.bb.active() && !rep.Status().Fixed && !fixedEarlier {
 		if reason := skipReason(f, invalid, chk.BackupSuperDiffers); reason == "" {
 			if !skipFixes(o, rc, chk, stderr) {
 				return problem.ExitError
@@ -686,6 +690,7 @@ restart:
 			return problem.ExitError
 		}
 		f = nf
+		fixedEarlier = fixedEarlier || rep.Status().Fixed
 		goto restart
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {

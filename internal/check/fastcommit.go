@@ -80,3 +80,99 @@ func (c *Checker) fcDevice() string {
 	}
 	return ""
 }
+
+// fcFailure is a failed fast-commit replay as jbd2_journal_recover
+// returns it to e2fsck: a negative errno, which e2fsck prints (EUCLEAN as
+// "Journal corrupted", others as "<strerror> while recovering journal").
+// What the replay wrote before it failed stays written; the bitmaps and
+// counts it held in memory are dropped, and the journal is emptied with
+// its old sequence.
+type fcFailure struct {
+	errno int
+	text  string // strerror
+}
+
+func (e *fcFailure) Error() string { return e.text }
+
+// The errnos of a failed replay.
+var (
+	errFCNoMem    = &fcFailure{12, "Cannot allocate memory"}
+	errFCFault    = &fcFailure{14, "Bad address"}
+	errFCInval    = &fcFailure{22, "Invalid argument"}
+	errFCCanceled = &fcFailure{125, "Operation canceled"}
+)
+
+// errnoEUCLEAN is EFSCORRUPTED.
+const errnoEUCLEAN = 117
+
+// Library errors the replay meets (libext2fs error texts; and
+// errBadInodeNum).
+var (
+	errNoDirectory     = errors.New("Ext2 inode is not a directory")
+	errLibDirCorrupted = errors.New("EXT2 directory corrupted")
+	// EFSCORRUPTED is EXT2_ET_FILESYSTEM_CORRUPTED in e2fsck.
+	errFCCorrupted = errors.New("File system is corrupted")
+)
+
+// errInodeNotExtent is EXT2_ET_INODE_NOT_EXTENT's text.
+const errInodeNotExtent = "Inode does not use extents"
+
+// The lines of e2fsck/journal.c (1.47.0) whose errcode_to_errno calls
+// print the library errors of the replay.
+const (
+	lineReadExtents   = 589
+	lineHandleUnlink  = 654
+	lineLinkReadInode = 673
+	lineLinkLink      = 706
+	lineHandleInode   = 802
+)
+
+// libError is errcode_to_errno(err) in function fn at line: the error is
+// printed on stderr, and the replay fails with -EFAULT, or with the errno
+// itself when err is one.
+func (r *fcReplay) libError(fn string, line int, err error) error {
+	if _, ok := isFCUnsupported(err); ok {
+		return err
+	}
+	r.c.diag("Error \"%s\" encountered in function %s at line %d\n", err.Error(), fn, line)
+	var f *fcFailure
+	if errors.As(err, &f) {
+		return f
+	}
+	return errFCFault
+}
+
+// fcReads checks that a handler's read of n bytes from a record's value
+// (the rest of the block) stays in the block: e2fsck would read heap
+// bytes past its buffer, which is not deterministic.
+func fcReads(v []byte, n int) error {
+	if n > len(v) {
+		return fcUnsupported("record read past the block")
+	}
+	return nil
+}
+
+// fcReplayFailed ends a recovery whose fast-commit replay failed with an
+// *fcFailure as e2fsck's recover_ext3_journal does: the journal is
+// emptied (s_start 0) keeping its s_sequence, and the error is the
+// recovery's. ok is false for other errors.
+func (c *Checker) fcReplayFailed(j *jnl, jn *journal.Journal, err error, res *journal.ReplayResult) (r RecoverResult, ok bool) {
+	var f *fcFailure
+	if !errors.As(err, &f) {
+		return r, false
+	}
+	jsb := *jn.Superblock()
+	binary.BigEndian.PutUint32(jsb[jsbStart:], 0)
+	c.writeJournalSuper(j, &jsb)
+	if f.errno == errnoEUCLEAN {
+		r.Verdict = RecoverCorrupted
+	} else {
+		r = RecoverResult{Verdict: RecoverFailed, Msg: f.text}
+	}
+	if res != nil {
+		for _, b := range res.Bad {
+			r.BadBlocks = append(r.BadBlocks, b.Home)
+		}
+	}
+	return r, true
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"gofsck/internal/bitmap"
 	"gofsck/internal/dirhash"
@@ -139,6 +140,8 @@ func (r *fcReplay) block(b []byte) (bool, error) {
 	end := len(b) - 1
 	for cur := 0; cur < end; {
 		if cur+jbd2.FCTagHeaderSize > len(b) {
+			// e2fsck reads the header past its buffer (heap bytes,
+			// not deterministic).
 			return true, fcUnsupported("record header past the block")
 		}
 		tag := jbd2.FCTag(le.Uint16(b[cur:]))
@@ -147,17 +150,18 @@ func (r *fcReplay) block(b []byte) (bool, error) {
 		if r.tags == 0 {
 			return true, r.done()
 		}
-		if val+n > len(b) {
-			return true, fcUnsupported("record past the block")
-		}
 		r.tags--
-		v := b[val : val+n]
+		// The handlers read their structures from the value whatever
+		// its length says (the bytes after a short record are the
+		// next records'); each checks that what it reads is in the
+		// block.
+		v := b[val:]
 		var err error
 		switch tag {
 		case jbd2.FCCreat, jbd2.FCLink:
-			err = r.linkAndCreate(v)
+			err = r.linkAndCreate(v, n)
 		case jbd2.FCUnlink:
-			err = r.unlink(v)
+			err = r.unlink(v, n)
 		case jbd2.FCAddRange:
 			err = r.addRange(v)
 		case jbd2.FCDelRange:
@@ -168,7 +172,9 @@ func (r *fcReplay) block(b []byte) (bool, error) {
 			err = r.flushExtents(0)
 		case jbd2.FCPad, jbd2.FCHead:
 		default:
-			return true, fcUnsupported("unknown record %d", tag)
+			// Not reached: the scan stops at an unknown tag before
+			// the tail that counts it.
+			err = errFCCanceled
 		}
 		if err != nil {
 			return true, err
@@ -327,11 +333,11 @@ func (r *fcReplay) summaryStats() {
 func (r *fcReplay) setGDTCsum() { r.c.setGDTCsumFrom(r.d.inodes) }
 
 // readInode reads inode ino whole (the library's read with checksum
-// errors ignored); false when ino is out of range.
+// errors ignored); errBadInodeNum when ino is out of range.
 func (r *fcReplay) readInode(ino uint32) (ondisk.Inode, error) {
 	f := r.c.fs
 	if ino == 0 || ino > f.InodesCount {
-		return nil, fcUnsupported("inode %d out of range", ino)
+		return nil, errBadInodeNum
 	}
 	n := make(ondisk.Inode, f.InodeSize)
 	if err := f.ReadInode(ino, n, make([]byte, f.BlockSize)); err != nil {
@@ -344,31 +350,31 @@ func (r *fcReplay) readInode(ino uint32) (ondisk.Inode, error) {
 func (r *fcReplay) inode(v []byte) error {
 	c := r.c
 	f := c.fs
-	if len(v) < 4 {
-		return fcUnsupported("short inode record")
+	if err := fcReads(v, 4); err != nil {
+		return err
 	}
 	ino := binary.LittleEndian.Uint32(v)
 	raw := v[4:]
 	ilen := ondisk.GoodOldInodeSize
 	if f.InodeSize > ondisk.GoodOldInodeSize {
-		if len(raw) < ondisk.GoodOldInodeSize+2 {
-			return fcUnsupported("short inode record")
+		if err := fcReads(raw, ondisk.GoodOldInodeSize+2); err != nil {
+			return err
 		}
 		extra := int(binary.LittleEndian.Uint16(raw[0x80:]))
 		if extra < 4 || extra > f.InodeSize-ondisk.GoodOldInodeSize {
-			return fcUnsupported("inode record with i_extra_isize %d", extra)
+			return r.libError("ext4_fc_handle_inode", lineHandleInode, errFCCorrupted)
 		}
 		ilen += extra
 	}
-	if len(raw) < ilen {
-		return fcUnsupported("short inode record")
+	if err := fcReads(raw, ilen); err != nil {
+		return err
 	}
 	if err := r.flushExtents(ino); err != nil {
 		return err
 	}
 	n, err := r.readInode(ino)
 	if err != nil {
-		return err
+		return r.libError("ext4_fc_handle_inode", lineHandleInode, err)
 	}
 	const iBlockOff, iGenerationOff = 0x28, 0x64
 	copy(n[:iBlockOff], raw[:iBlockOff])
@@ -504,9 +510,6 @@ func (r *fcReplay) rewriteExtentTree() error {
 		if e.len == 0 {
 			continue
 		}
-		if e.lblk+uint64(e.len) > 1<<32 || e.pblk >= r.c.fs.BlocksCount {
-			return fcUnsupported("extent %d+%d at %d of inode %d outside the file or filesystem", e.lblk, e.len, e.pblk, ino)
-		}
 		segs = append(segs, extSeg{lblk: e.lblk, pblk: e.pblk, len: uint64(e.len), uninit: e.uninit})
 	}
 	if err := c.rewriteExtents(ino, n, segs, r.freed); err != nil {
@@ -526,13 +529,18 @@ func (r *fcReplay) readExtents(ino uint32) error {
 	r.listIno = ino
 	n, err := r.readInode(ino)
 	if err != nil {
-		return err
-	}
-	if n.Flags()&ondisk.FlagExtents == 0 {
-		return fcUnsupported("inode %d has no extent tree", ino)
+		return r.libError("ext4_fc_read_extents", lineReadExtents, err)
 	}
 	segs, freed, err := r.c.loadExtentList(ino, n, nil)
-	if err != nil {
+	switch {
+	case err == nil:
+	case err.Error() == errInodeNotExtent || errors.Is(err, errExtBadHeader):
+		// ext2fs_extent_open's refusals, before any block is read or
+		// freed.
+		return r.libError("ext4_fc_read_extents", lineReadExtents, err)
+	default:
+		// A tree block unreadable (e2fsck's I/O handler would ask),
+		// a bad checksum or a cyclic tree: not emulated.
 		return fcUnsupported("reading the extents of inode %d: %v", ino, err)
 	}
 	r.list = r.list[:0]
@@ -563,8 +571,8 @@ func decodeExtent(b []byte) fcExt {
 
 // addRange is ext4_fc_handle_add_extent.
 func (r *fcReplay) addRange(v []byte) error {
-	if len(v) < 16 {
-		return fcUnsupported("short add_range record")
+	if err := fcReads(v, 16); err != nil {
+		return err
 	}
 	ino := binary.LittleEndian.Uint32(v)
 	if err := r.flushExtents(ino); err != nil {
@@ -578,8 +586,8 @@ func (r *fcReplay) addRange(v []byte) error {
 
 // delRange is ext4_fc_handle_del_range.
 func (r *fcReplay) delRange(v []byte) error {
-	if len(v) < 12 {
-		return fcUnsupported("short del_range record")
+	if err := fcReads(v, 12); err != nil {
+		return err
 	}
 	le := binary.LittleEndian
 	ino := le.Uint32(v)
@@ -762,25 +770,48 @@ func msort(a []fcExt, cmp func(a, b *fcExt) int) {
 	sortRange(a)
 }
 
-// dentry decodes struct ext4_fc_dentry_info and the name after it.
-func dentry(v []byte) (parent, ino uint32, name string, err error) {
-	if len(v) < 8 {
-		return 0, 0, "", fcUnsupported("short dentry record")
+// dentry is tl_to_darg: struct ext4_fc_dentry_info and the name after it
+// (n is the record's length), as the C string e2fsck makes of it (cut at
+// the first NUL).
+func dentry(v []byte, n int) (parent, ino uint32, name string, err error) {
+	if err := fcReads(v, 8); err != nil {
+		return 0, 0, "", err
 	}
 	le := binary.LittleEndian
-	return le.Uint32(v), le.Uint32(v[4:]), string(v[8:]), nil
+	parent, ino = le.Uint32(v), le.Uint32(v[4:])
+	switch nameLen := n - 8; {
+	case nameLen == -1:
+		// malloc(0) succeeds and memcpy copies SIZE_MAX bytes: e2fsck
+		// crashes.
+		return 0, 0, "", fcUnsupported("dentry record of 7 bytes")
+	case nameLen < 0:
+		// malloc of a negative size fails.
+		return 0, 0, "", errFCNoMem
+	}
+	if err := fcReads(v, n); err != nil {
+		return 0, 0, "", err
+	}
+	nb := v[8:n]
+	if i := bytes.IndexByte(nb, 0); i >= 0 {
+		nb = nb[:i]
+	}
+	return parent, ino, string(nb), nil
 }
 
-// replayDir checks that dir is a directory whose entries ext2fs_link and
-// ext2fs_unlink find in blocks (no inline data, no casefolding) and
-// returns its inode.
-func (r *fcReplay) replayDir(dir uint32) (ondisk.Inode, error) {
+// replayDir is ext2fs_check_directory for ext2fs_link and ext2fs_unlink:
+// the library error when dir is not a directory, else its inode. Inline
+// directories (iterated by another path) and, when linking, casefolded
+// ones are not emulated.
+func (r *fcReplay) replayDir(dir uint32, linking bool) (ondisk.Inode, error) {
 	n, err := r.readInode(dir)
 	if err != nil {
 		return nil, err
 	}
-	if n.Flags()&(ondisk.FlagInlineData|ondisk.FlagCasefold) != 0 || !n.IsDir() {
-		return nil, fcUnsupported("directory %d is inline, casefolded or not a directory", dir)
+	if !n.IsDir() {
+		return nil, errNoDirectory
+	}
+	if n.Flags()&ondisk.FlagInlineData != 0 || (linking && n.Flags()&ondisk.FlagCasefold != 0) {
+		return nil, fcUnsupported("directory %d is inline or casefolded", dir)
 	}
 	return n, nil
 }
@@ -884,27 +915,74 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	return c.WriteError()
 }
 
-// unlink is ext4_fc_handle_unlink.
-func (r *fcReplay) unlink(v []byte) error {
-	parent, ino, name, err := dentry(v)
+// unlink is ext4_fc_handle_unlink. A name that is not there fails the
+// replay (ext2fs_unlink's EXT2_ET_DIR_NO_SPACE), whatever e2fsck's
+// comment says.
+func (r *fcReplay) unlink(v []byte, n int) error {
+	parent, ino, name, err := dentry(v, n)
 	if err != nil {
 		return err
 	}
 	if err := r.flushExtents(ino); err != nil {
 		return err
 	}
-	if _, err := r.replayDir(parent); err != nil {
-		return err
-	}
-	if !r.c.unlinkName(parent, name, ino) {
-		return fcUnsupported("unlinking %q from %d failed", name, parent)
+	if err := r.unlinkName(parent, name, ino, false); err != nil {
+		return r.libError("ext4_fc_handle_unlink", lineHandleUnlink, err)
 	}
 	return r.c.WriteError()
 }
 
+// unlinkName is ext2fs_unlink(fs, dir, name, ino, force ?
+// EXT2FS_UNLINK_FORCE : 0): the first entry with the name (and, unless
+// forced or ino is 0, naming ino) is merged into the previous entry of
+// its block, or emptied when first in its block.
+func (r *fcReplay) unlinkName(dir uint32, name string, ino uint32, force bool) error {
+	c := r.c
+	f := c.fs
+	dn, err := r.replayDir(dir, false)
+	if err != nil {
+		return err
+	}
+	bs := f.BlockSize
+	_, pblks := c.dirDataBlocks(dn, 1<<20)
+	buf := make([]byte, bs)
+	for _, pb := range pblks {
+		if pb >= f.BlocksCount || f.ReadBlock(pb, buf) != nil {
+			// e2fsck's I/O handler would report the read.
+			return fcUnsupported("directory %d block %d unreadable", dir, pb)
+		}
+		prev := -1
+		for off := 0; off < bs-8; {
+			d, _ := ondisk.DecodeDirent(buf, off, bs)
+			if off+d.RecLen > bs || d.RecLen < 8 || d.RecLen%4 != 0 || d.NameLen+8 > d.RecLen {
+				return errLibDirCorrupted
+			}
+			match := d.NameLen == len(name) && string(buf[off+8:off+8+d.NameLen]) == name
+			if match && !force && ino != 0 {
+				match = d.Ino == ino
+			} else if match {
+				match = d.Ino != 0
+			}
+			if match {
+				if prev >= 0 {
+					p, _ := ondisk.DecodeDirent(buf, prev, bs)
+					setRecLen(buf, prev, p.RecLen+d.RecLen, bs)
+				} else {
+					binary.LittleEndian.PutUint32(buf[off:], 0)
+				}
+				c.writeDirBlock(pb, buf, dir)
+				return nil
+			}
+			prev = off
+			off += d.RecLen
+		}
+	}
+	return errDirNoSpace
+}
+
 // linkAndCreate is ext4_fc_handle_link_and_create.
-func (r *fcReplay) linkAndCreate(v []byte) error {
-	parent, ino, name, err := dentry(v)
+func (r *fcReplay) linkAndCreate(v []byte, reclen int) error {
+	parent, ino, name, err := dentry(v, reclen)
 	if err != nil {
 		return err
 	}
@@ -913,7 +991,7 @@ func (r *fcReplay) linkAndCreate(v []byte) error {
 	}
 	n, err := r.readInode(ino)
 	if err != nil {
-		return err
+		return r.libError("ext4_fc_handle_link_and_create", lineLinkReadInode, err)
 	}
 	var ft uint8
 	switch n.Mode() & ondisk.SIFMT {
@@ -933,25 +1011,56 @@ func (r *fcReplay) linkAndCreate(v []byte) error {
 	case ondisk.SIFSOCK:
 		ft = ondisk.FTSock
 	default:
-		return fcUnsupported("inode %d of unknown type", ino)
+		return errFCInval
 	}
-	if _, err := r.replayDir(parent); err != nil {
-		return err
+	// The forced unlink's errors are ignored, but not its "unsupported".
+	if err := r.unlinkName(parent, name, ino, true); err != nil {
+		if _, ok := isFCUnsupported(err); ok {
+			return err
+		}
 	}
-	r.c.unlinkName(parent, name, 0)
+	if err := r.link(parent, name, ino, ft); err != nil {
+		if _, ok := isFCUnsupported(err); ok {
+			return err
+		}
+		return r.libError("ext4_fc_handle_link_and_create", lineLinkLink, err)
+	}
+	return r.c.WriteError()
+}
+
+// link is ext2fs_link(fs, dir, name, ino, ft) without
+// EXT2FS_LINK_EXPAND, as the replay calls it.
+func (r *fcReplay) link(dir uint32, name string, ino uint32, ft uint8) error {
 	// ext2fs_link reads the directory again (the unlink may have
 	// rewritten a block, not the inode).
-	dn, err := r.readInode(parent)
+	dn, err := r.readInode(dir)
 	if err != nil {
 		return err
 	}
 	if dn.Flags()&ondisk.FlagIndex != 0 {
-		return r.dxLink(parent, dn, name, ino, ft)
+		if !dn.IsDir() || dn.Flags()&(ondisk.FlagInlineData|ondisk.FlagCasefold) != 0 {
+			return fcUnsupported("indexed inode %d is not a plain directory", dir)
+		}
+		return r.dxLink(dir, dn, name, ino, ft)
 	}
-	if err := r.c.linkName(parent, name, ino, ft, false); err != nil {
-		return fcUnsupported("linking %q into %d: %v", name, parent, err)
+	if _, err := r.replayDir(dir, true); err != nil {
+		return err
 	}
-	return r.c.WriteError()
+	f := r.c.fs
+	if _, pblks := r.c.dirDataBlocks(dn, 1<<20); len(pblks) > 0 && slices.Max(pblks) >= f.BlocksCount {
+		// e2fsck's I/O handler would report the read.
+		return fcUnsupported("directory %d has blocks outside the filesystem", dir)
+	}
+	switch err := r.c.linkName(dir, name, ino, ft, false); {
+	case err == nil:
+	case errors.Is(err, errDirNoSpace):
+		return err
+	case errors.Is(err, errDirCorrupted):
+		return errLibDirCorrupted
+	default:
+		return fcUnsupported("linking %q into %d: %v", name, dir, err)
+	}
+	return nil
 }
 
 // isFCUnsupported reports whether err is an *errFCUnsupported.

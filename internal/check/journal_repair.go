@@ -84,6 +84,9 @@ func (c *Checker) RecoverJournal() RecoverResult {
 			if why, ok := isFCUnsupported(err); ok {
 				return RecoverResult{Unsupported: why}
 			}
+			if r, ok := c.fcReplayFailed(j, jn, err, res); ok {
+				return r
+			}
 			return RecoverResult{Verdict: RecoverFailed, Msg: err.Error()}
 		}
 	}
