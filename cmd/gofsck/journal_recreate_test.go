@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"slices"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"gofsck/internal/blockdev"
+	"gofsck/internal/fs"
+	"gofsck/internal/ondisk"
 	"gofsck/internal/testfs"
 )
 
@@ -176,11 +180,22 @@ func TestInlineDirSizeWithEAs(t *testing.T) {
 		{"eainode-65", "inline_data,ea_inode", eaInode, "xxxxx"},
 		{"eainode-73", "inline_data,ea_inode", eaInode, "xxxxxxxxxxxxx"},
 		{"both-73", "inline_data,ea_inode", both, "xxxxxxxxxxxxx"},
+		// The EA block is shared with another directory: the library
+		// copies it to a new block, which pass 5 then finds missing from
+		// the bitmap.
+		{"shared-65", "inline_data", nil, "xxxxx"},
+		{"shared-73-nocsum", "inline_data,^metadata_csum", nil, "xxxxxxxxxxxxx"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 16 << 20, BlockSize: 4096, Features: tc.features})
 			cmds := append([]string{"mkdir inldir", "mkdir inldir/sub"}, tc.eas...)
+			if tc.eas == nil {
+				cmds = append(cmds, "mkdir other", "ea_set -f "+big+" other user.big")
+			}
 			testfs.Debugfs(t, img, append(cmds, "ea_set inldir system.data "+tc.data)...)
+			if tc.eas == nil {
+				shareEABlock(t, img, "other", "inldir")
+			}
 			gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
 			gout, gcode := runGofsck("-fy", gimg)
 			eout, ecode := testfs.E2fsckInPlace(t, eimg, "-fy")
@@ -190,10 +205,47 @@ func TestInlineDirSizeWithEAs(t *testing.T) {
 			if !strings.Contains(eout, "must be a multiple of 4") {
 				t.Fatalf("the damage does not make e2fsck fix the inline size:\n%s", eout)
 			}
+			if tc.eas == nil && !strings.Contains(eout, "Block bitmap differences:  +") {
+				t.Fatalf("e2fsck did not copy the shared EA block:\n%s", eout)
+			}
 			if out, code := testfs.E2fsck(t, gimg, "-fn"); code != 0 {
 				t.Errorf("e2fsck -fn: not clean after repair:\n%s", out)
 			}
 			compareStampedImages(t, gimg, eimg, nil)
 		})
+	}
+}
+
+// shareEABlock makes inode to share from's EA block: its file_acl and
+// i_blocks, and the block's reference count 2 (checksum recomputed).
+func shareEABlock(t *testing.T, img, from, to string) {
+	t.Helper()
+	data := mustRead(t, img)
+	f, err := fs.Open(&blockdev.Mem{Data: data, ReadOnly: true}, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make(ondisk.Inode, f.InodeSize)
+	if err := f.ReadInode(testfs.Ino(t, img, from), buf, make([]byte, f.BlockSize)); err != nil {
+		t.Fatal(err)
+	}
+	blk := buf.FileACL(f.SB.Is64bit())
+	if blk == 0 {
+		t.Fatalf("%s has no EA block", from)
+	}
+	testfs.Debugfs(t, img, fmt.Sprintf("sif %s file_acl %d", to, blk), fmt.Sprintf("sif %s blocks %d", to, f.BlockSize/512))
+	b := make([]byte, f.BlockSize)
+	copy(b, data[blk*uint64(f.BlockSize):])
+	binary.LittleEndian.PutUint32(b[4:], 2)
+	if f.MetadataCsum {
+		binary.LittleEndian.PutUint32(b[0x10:], ondisk.XattrBlock(b).ComputeChecksum(f.CsumSeed, blk))
+	}
+	fh, err := os.OpenFile(img, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	if _, err := fh.WriteAt(b, int64(blk)*int64(f.BlockSize)); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -23,9 +23,10 @@ import (
 // The library's writers rewrite every attribute (ext2fs_xattrs_write):
 // the in-inode area and, when the inode has one, the EA block (entries
 // hashed, a zero block hash, one reference); values in EA inodes keep
-// their reference and get their hash. A shared EA block (which the
-// library copies to a new block) or a layout the library would refuse
-// stops the run as unsupported (nothing is written).
+// their reference and get their hash. A shared EA block is copied to a
+// new block as the library does, while the block bitmap is unloaded in
+// e2fsck (libBlockMapUnloaded). A layout the library would refuse stops
+// the run as unsupported (nothing is written).
 
 func init() {
 	canRepair(problem.PR_2_BAD_INLINE_DIR_SIZE)
@@ -353,9 +354,27 @@ func (c *Checker) writeLibXattrs(ino uint32, attrs []ibodyXattr, ibody int) erro
 			return errInlineUnsupported
 		}
 		old := make([]byte, f.BlockSize)
-		if f.ReadBlock(blk, old) != nil || ondisk.XattrBlock(old).Magic() != ondisk.XattrMagic ||
-			ondisk.XattrBlock(old).Refcount() != 1 {
+		if f.ReadBlock(blk, old) != nil || ondisk.XattrBlock(old).Magic() != ondisk.XattrMagic {
 			return errInlineUnsupported
+		}
+		if refs := ondisk.XattrBlock(old).Refcount(); refs != 1 {
+			// prep_ea_block_for_write copies a shared block: one
+			// reference less on the old one, the attributes in a new
+			// block from the inode's goal.
+			if refs == 0 || !c.libBlockMapUnloaded() {
+				return errInlineUnsupported
+			}
+			nb, ok := c.unloadedAllocBlock(c.inodeGoal(ino, n, 0))
+			if !ok {
+				return errInlineUnsupported
+			}
+			binary.LittleEndian.PutUint32(old[4:], refs-1)
+			if f.MetadataCsum {
+				binary.LittleEndian.PutUint32(old[0x10:], ondisk.XattrBlock(old).ComputeChecksum(f.CsumSeed, blk))
+			}
+			c.writeBlock(blk, old)
+			blk = nb
+			n.SetFileACL(blk)
 		}
 		block = make([]byte, f.BlockSize)
 		binary.LittleEndian.PutUint32(block[0:], ondisk.XattrMagic)
@@ -418,4 +437,39 @@ func putLibXattrs(buf []byte, base int, attrs []ibodyXattr, hashes bool) error {
 		off += elen
 	}
 	return nil
+}
+
+// libBlockMapUnloaded reports whether e2fsck would have the block bitmap
+// unloaded at this point of pass 2 (fs->block_map NULL): no fix read it
+// to edit it (no bitmap edit so far, no pass 1B). On bigalloc e2fsck's
+// found map has a bit per block, which gofsck's does not model here.
+func (c *Checker) libBlockMapUnloaded() bool {
+	c.repair.mu.Lock()
+	defer c.repair.mu.Unlock()
+	return c.fs.ClusterBits == 0 && len(c.repair.blockEdits) == 0 && len(c.repair.inodeEdits) == 0 &&
+		c.repair.final == nil && c.dupCount == 0
+}
+
+// unloadedAllocBlock is ext2fs_alloc_block2 through e2fsck's allocator
+// while the block bitmap is unloaded: the first block free in the found
+// map at or after goal (wrapping around), marked there, and the group
+// and superblock counts taken (ext2fs_block_alloc_stats2); the on-disk
+// bitmap is not changed, so pass 5 reports the block as e2fsck's does.
+// The library zeroes the block before the caller writes it whole.
+func (c *Checker) unloadedAllocBlock(goal uint64) (uint64, bool) {
+	f := c.fs
+	first, last := f.FirstDataBlock, f.BlocksCount-1
+	if goal < first || goal > last {
+		goal = first
+	}
+	b := c.blockFound.NextClear(goal)
+	if b > last {
+		b = c.blockFound.NextClear(first)
+		if b > last || b >= goal {
+			return 0, false
+		}
+	}
+	c.blockFound.Set(b)
+	c.groupStatsBlock(b, 1)
+	return b, true
 }
