@@ -796,6 +796,24 @@ func ecCases() []ecCase {
 				binary.LittleEndian.PutUint32(sb[0x60:], binary.LittleEndian.Uint32(sb[0x60:])&^0x20000)
 			})
 		}, nil},
+		// Without the casefold feature names compare as bytes: the
+		// rebuild finds the duplicate (and drops it, -y).
+		{"no-casefold-feature-dup", func(e *ecImg) {
+			e.editSuper(func(sb []byte) {
+				binary.LittleEndian.PutUint32(sb[0x60:], binary.LittleEndian.Uint32(sb[0x60:])&^0x20000)
+			})
+			ents := e.dxLeafEnts()
+			for i := 1; i < len(ents); i++ {
+				a, c := ents[i-1], ents[i]
+				if a.blk == c.blk && len(a.name) == len(c.name) {
+					b := e.readBlock(a.blk)
+					copy(b[c.off+8:], b[a.off+8:a.off+a.recLen])
+					e.fixLeaf("/dx", a.blk, b)
+					return
+				}
+			}
+			e.t.Fatal("no two names of one length in a leaf")
+		}, nil},
 		// The same in the linear directory, the copy in the last entry.
 		{"lin-dup-name-hash", func(e *ecImg) {
 			ents := e.entries("/lin")
