@@ -36,7 +36,8 @@ type ecSet struct {
 	v2     bool // fscrypt context v2 (40 bytes) rather than v1 (28)
 	dxEnts int  // entries of /dx (enough for an htree of a few leaves)
 	// big: /dx needs an index level under the root (more leaves than
-	// the root holds); only the cases in bigCases run.
+	// the root holds) and pass 2 checks its blocks in several units (256
+	// blocks each) in parallel; only the cases in bigCases run.
 	big bool
 	// inline: inline_data, and /inl an encrypted+casefolded inline
 	// directory (one entry); the inl- cases run only here.
@@ -48,12 +49,13 @@ var ecSets = []ecSet{
 	{"4k-csum", 4096, true, false, 220, false, false},
 	{"1k", 1024, false, false, 70, false, false},
 	{"1k-csum", 1024, true, true, 70, false, false},
-	{"1k-csum-2level", 1024, true, true, 3300, true, false},
+	{"1k-csum-2level", 1024, true, true, 7000, true, false},
 	{"4k-csum-inline", 4096, true, true, 220, false, true},
 }
 
 // bigCases are the cases run on the big sets.
-var bigCases = map[string]bool{"baseline": true, "dx-hash-high": true, "dx-dup-name-hash": true, "after-D": true}
+var bigCases = map[string]bool{"baseline": true, "dx-hash-high": true, "dx-dup-name": true, "dx-dup-name-hash": true,
+	"dx-reclen-no-hash": true, "after-D": true}
 
 // ecImg is an image being built or corrupted.
 type ecImg struct {
@@ -350,11 +352,11 @@ func ecBase(t *testing.T, set ecSet) string {
 		feat += ",inline_data"
 	}
 	long := strings.Repeat("n", 36)
-	inodes := 0
+	inodes, size := 0, int64(8*mib)
 	if set.big {
-		inodes = 4096
+		inodes, size = 8192, 16*mib
 	}
-	img := testfs.MkImage(t, testfs.Spec{Size: 8 * mib, FSType: "ext4", BlockSize: set.bs, InodeSize: 256, Inodes: inodes, Features: feat,
+	img := testfs.MkImage(t, testfs.Spec{Size: size, FSType: "ext4", BlockSize: set.bs, InodeSize: 256, Inodes: inodes, Features: feat,
 		Populate: func(tr *testfs.Tree) {
 			for i := range ecLinEnts {
 				tr.File(fmt.Sprintf("lin/%s%03d", long, i), int64(i*10))
