@@ -150,6 +150,53 @@ func TestFastCommitKernelJournalsMatchE2fsck(t *testing.T) {
 				writeSync(t, filepath.Join(d, fmt.Sprintf("new-%d", i)), 2000, false)
 			}
 		},
+		// A file with a two-level extent tree (fragmented by an
+		// interleaved file, committed in full) truncated past its end
+		// and appended to as fast commits: the replay reads the tree
+		// (freeing its index blocks) and writes a new one.
+		"tree-fc": func(t *testing.T, mnt string) {
+			d := filepath.Join(mnt, "d")
+			fa, err := os.Create(filepath.Join(d, "fa"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fa.Close()
+			fb, err := os.Create(filepath.Join(d, "fb"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fb.Close()
+			chunk := bytes.Repeat([]byte{'a'}, 4096)
+			for i := int64(0); i < 200; i++ {
+				if _, err := fa.WriteAt(chunk, i*8192); err != nil {
+					t.Fatal(err)
+				}
+				if i%50 == 0 {
+					fsyncPath(t, filepath.Join(d, "fa"))
+				}
+				if _, err := fb.WriteAt(chunk, i*8192); err != nil {
+					t.Fatal(err)
+				}
+			}
+			syncFS(t, mnt)
+			if err := fa.Truncate(1000 << 10); err != nil {
+				t.Fatal(err)
+			}
+			if err := fa.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			for i := int64(200); i < 212; i++ {
+				if _, err := fa.WriteAt(chunk, i*8192); err != nil {
+					t.Fatal(err)
+				}
+				if err := fa.Sync(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := 0; i < 8; i++ {
+				writeSync(t, filepath.Join(d, fmt.Sprintf("n%03d", i)), 100*i, false)
+			}
+		},
 		"link-rename-mkdir": func(t *testing.T, mnt string) {
 			a := filepath.Join(mnt, "d", "a")
 			writeSync(t, a, 9000, false)
@@ -176,7 +223,7 @@ func TestFastCommitKernelJournalsMatchE2fsck(t *testing.T) {
 		{"-meta_bg", "fast_commit,meta_bg,^resize_inode"},
 	}
 	for _, feat := range features {
-		for _, name := range []string{"create-append", "mixed-fc", "htree-fc", "truncate-unlink", "link-rename-mkdir"} {
+		for _, name := range []string{"create-append", "mixed-fc", "htree-fc", "truncate-unlink", "link-rename-mkdir", "tree-fc"} {
 			for _, bs := range []string{"1024", "4096"} {
 				t.Run(name+"-"+bs+feat.suffix, func(t *testing.T) {
 					copyPath := filepath.Join(t.TempDir(), "mounted-copy.img")
@@ -196,6 +243,7 @@ func TestFastCommitKernelJournalsMatchE2fsck(t *testing.T) {
 					})
 					for _, mode := range []string{"-fy", "-p"} {
 						gimg, eimg := testfs.CopyImage(t, copyPath), testfs.CopyImage(t, copyPath)
+						sameSecond()
 						gout, gcode := runGofsck(mode, gimg)
 						eout, ecode := testfs.E2fsckInPlace(t, eimg, mode)
 						if g, e := normProg(norm(gout, gimg)), normProg(norm(eout, eimg)); g != e || gcode != ecode {
