@@ -1,0 +1,291 @@
+//go:build libext2fs
+
+package check
+
+// A differential test of set_bmap against the real library: the same
+// random sequence of ext2fs_extent_set_bmap calls (map holes, often next
+// to a mapped neighbour so that extents merge; unmap; remap; some
+// uninitialised) is applied to one file by a small C program linked with
+// libext2fs and by the handle of extent_setbmap.go, and the trees must
+// come out the same: every call's success, debugfs' extent listing, the
+// inode's block count and the bytes of every tree block. It needs a C
+// compiler and libext2fs's headers (libext2fs-dev), so it only builds
+// with the libext2fs tag:
+//
+//	go test -tags libext2fs ./internal/check -run TestSetBmapAgainstLibext2fs
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gofsck/internal/blockdev"
+	"gofsck/internal/fs"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/problem"
+	"gofsck/internal/testfs"
+)
+
+// libHarness is the C side: it opens the image read-write, reads the
+// bitmaps, opens an extent handle on the inode and applies each line
+// "logical physical uninit" with ext2fs_extent_set_bmap, printing the
+// error code of each call.
+const libHarness = `#include <stdio.h>
+#include <stdlib.h>
+#include <ext2fs/ext2fs.h>
+int main(int argc, char **argv) {
+	ext2_filsys fs;
+	ext2_extent_handle_t h;
+	unsigned long long l, p;
+	int u;
+	FILE *ops;
+	if (argc != 4 || ext2fs_open(argv[1], EXT2_FLAG_RW | EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs) ||
+	    ext2fs_read_bitmaps(fs) || ext2fs_extent_open(fs, atoi(argv[2]), &h) || !(ops = fopen(argv[3], "r")))
+		return 2;
+	while (fscanf(ops, "%llu %llu %d", &l, &p, &u) == 3)
+		printf("%ld\n", (long) ext2fs_extent_set_bmap(h, l, p, u ? EXT2_EXTENT_SET_BMAP_UNINIT : 0));
+	ext2fs_extent_free(h);
+	return ext2fs_close_free(&fs) ? 2 : 0;
+}
+`
+
+// setBmapOp is one call.
+type setBmapOp struct {
+	l, p   uint64
+	uninit bool
+}
+
+// randomSetBmapOps draws n calls against the mapping m (changed as the
+// calls would change it); new physical blocks come from next upwards.
+func randomSetBmapOps(r *rand.Rand, m map[uint64]uint64, maxL, next uint64, n int) []setBmapOp {
+	var ops []setBmapOp
+	for len(ops) < n {
+		uninit := r.Intn(7) == 0
+		mapped := make([]uint64, 0, len(m))
+		for l := range m {
+			mapped = append(mapped, l)
+		}
+		slices.Sort(mapped)
+		switch k := r.Intn(20); {
+		case k == 0 && len(mapped) > 0:
+			// The file's last blocks, as a truncation unmaps them:
+			// the last leaf empties and goes.
+			for i := 0; i < 1+r.Intn(12) && i < len(mapped); i++ {
+				l := mapped[len(mapped)-1-i]
+				delete(m, l)
+				ops = append(ops, setBmapOp{l, 0, uninit})
+			}
+		case k < 9:
+			l := uint64(r.Int63n(int64(maxL)))
+			if _, ok := m[l]; ok {
+				continue
+			}
+			var p uint64
+			prev, hasPrev := m[l-1]
+			nxt, hasNext := m[l+1]
+			switch {
+			case hasPrev && l > 0 && r.Intn(2) == 0:
+				p = prev + 1
+			case hasNext && r.Intn(2) == 0:
+				p = nxt - 1
+			default:
+				next += uint64(1 + r.Intn(3))
+				p = next
+			}
+			m[l] = p
+			ops = append(ops, setBmapOp{l, p, uninit})
+		case k < 15 && len(mapped) > 0:
+			l := mapped[r.Intn(len(mapped))]
+			delete(m, l)
+			ops = append(ops, setBmapOp{l, 0, uninit})
+		case len(mapped) > 0:
+			// Remapped next to a neighbour's block (joining it) or
+			// to a new one.
+			l := mapped[r.Intn(len(mapped))]
+			prev, hasPrev := m[l-1]
+			nxt, hasNext := m[l+1]
+			var p uint64
+			switch {
+			case hasPrev && l > 0 && r.Intn(3) == 0:
+				p = prev + 1
+			case hasNext && r.Intn(3) == 0:
+				p = nxt - 1
+			default:
+				next++
+				p = next
+			}
+			if p == m[l] {
+				continue
+			}
+			m[l] = p
+			ops = append(ops, setBmapOp{l, p, uninit})
+		}
+	}
+	return ops
+}
+
+func TestSetBmapAgainstLibext2fs(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "h.c")
+	bin := filepath.Join(dir, "h")
+	if err := os.WriteFile(src, []byte(libHarness), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cc", "-o", bin, src, "-lext2fs", "-lcom_err").CombinedOutput(); err != nil {
+		t.Fatalf("building the libext2fs harness (needs cc and libext2fs-dev): %v\n%s", err, out)
+	}
+	cases := []struct {
+		bs, chunks int64
+		ops        int
+		seed       int64
+	}{
+		{1024, 3, 300, 1},    // from the root: it splits, the tree grows
+		{1024, 60, 400, 2},   // depth 1, leaves fill and split
+		{1024, 250, 3000, 3}, // depth 2
+		{4096, 100, 3000, 4},
+		{1024, 250, 3000, 5},
+		{4096, 400, 3000, 6},
+		{1024, 20, 2000, 7},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("bs%d-chunks%d-seed%d", tc.bs, tc.chunks, tc.seed), func(t *testing.T) {
+			img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 64 << 20, BlockSize: int(tc.bs),
+				Populate: func(tr *testfs.Tree) { tr.Sparse("a/big", tc.chunks*8*tc.bs, 3*tc.bs, 8*tc.bs) }})
+			ino := testfs.Ino(t, img, "/a/big")
+			start := libMapping(t, img, ino)
+			total := uint64(64<<20) / uint64(tc.bs)
+			ops := randomSetBmapOps(rand.New(rand.NewSource(tc.seed)), start, uint64(tc.chunks*8+40), total/2, tc.ops)
+			var list strings.Builder
+			for _, o := range ops {
+				u := 0
+				if o.uninit {
+					u = 1
+				}
+				fmt.Fprintf(&list, "%d %d %d\n", o.l, o.p, u)
+			}
+			opsFile := filepath.Join(t.TempDir(), "ops")
+			if err := os.WriteFile(opsFile, []byte(list.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			limg, gimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+			out, err := exec.Command(bin, limg, fmt.Sprint(ino), opsFile).Output()
+			if err != nil {
+				t.Fatalf("harness: %v", err)
+			}
+			libErrs := strings.Fields(string(out))
+			goErrs := goSetBmap(t, gimg, ino, ops)
+			if len(libErrs) != len(ops) {
+				t.Fatalf("harness ran %d of %d calls", len(libErrs), len(ops))
+			}
+			for i := range ops {
+				if (libErrs[i] != "0") != (goErrs[i] != nil) {
+					t.Fatalf("call %d %+v: library error %s, gofsck %v", i, ops[i], libErrs[i], goErrs[i])
+				}
+			}
+			lt, gt := treeDump(t, limg, ino, tc.bs), treeDump(t, gimg, ino, tc.bs)
+			if lt.listing != gt.listing || lt.stat != gt.stat {
+				t.Fatalf("trees differ:\n--- library\n%s%s--- gofsck\n%s%s", lt.listing, lt.stat, gt.listing, gt.stat)
+			}
+			if !bytes.Equal(lt.nodes, gt.nodes) {
+				t.Fatal("tree blocks differ")
+			}
+			if !strings.Contains(lt.listing, " 0/ ") {
+				t.Fatalf("no tree:\n%s", lt.listing)
+			}
+		})
+	}
+}
+
+// checkerRW opens img read-write (writes go straight to the file) with a
+// repairing Checker.
+func checkerRW(t *testing.T, img string) *Checker {
+	t.Helper()
+	file, err := blockdev.Open(img, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { file.Close() })
+	f, err := fs.Open(file, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(f, problem.NewReporter(&bytes.Buffer{}, problem.Options{Mode: problem.ModeYes, Device: "test"}), Options{Now: time.Unix(1700000000, 0)})
+}
+
+// libMapping is the file's mapping, read with the handle.
+func libMapping(t *testing.T, img string, ino uint32) map[uint64]uint64 {
+	c := checkerRW(t, img)
+	n := make(ondisk.Inode, c.fs.InodeSize)
+	if err := c.fs.ReadInode(ino, n, make([]byte, c.fs.BlockSize)); err != nil {
+		t.Fatal(err)
+	}
+	x, err := c.openExtHandle(ino, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return leafMap(t, x)
+}
+
+// goSetBmap applies ops with the handle, allocating and freeing tree
+// blocks in the on-disk bitmap as the library does without e2fsck's
+// callbacks, and returns each call's error.
+func goSetBmap(t *testing.T, img string, ino uint32, ops []setBmapOp) []error {
+	c := checkerRW(t, img)
+	d := c.loadBitmaps()
+	n := make(ondisk.Inode, c.fs.InodeSize)
+	if err := c.fs.ReadInode(ino, n, make([]byte, c.fs.BlockSize)); err != nil {
+		t.Fatal(err)
+	}
+	x, err := c.openExtHandle(ino, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.alloc = func(goal uint64) (uint64, bool) { return c.earlyAllocBlock(goal, d) }
+	x.free = func(b uint64) { c.orphanFreeBlock(b, d) }
+	errs := make([]error, len(ops))
+	for i, o := range ops {
+		errs[i] = x.setBmap(o.l, o.p, o.uninit)
+	}
+	return errs
+}
+
+type treeState struct {
+	listing, stat string
+	nodes         []byte
+}
+
+var etbRE = regexp.MustCompile(`\(ETB\d+\):(\d+)`)
+
+// treeDump is debugfs' extent listing of ino, its stat without times
+// and checksum, and the bytes of its tree blocks.
+func treeDump(t *testing.T, img string, ino uint32, bs int64) treeState {
+	var s treeState
+	s.listing = testfs.DebugfsRO(t, img, fmt.Sprintf("ex <%d>", ino))
+	st := testfs.DebugfsRO(t, img, fmt.Sprintf("stat <%d>", ino))
+	var keep []string
+	for _, l := range strings.Split(st, "\n") {
+		if !strings.Contains(l, "time") && !strings.Contains(l, "checksum") {
+			keep = append(keep, l)
+		}
+	}
+	s.stat = strings.Join(keep, "\n")
+	data, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range etbRE.FindAllStringSubmatch(st, -1) {
+		var b int64
+		fmt.Sscan(m[1], &b)
+		s.nodes = append(s.nodes, data[b*bs:(b+1)*bs]...)
+	}
+	return s
+}
