@@ -110,6 +110,10 @@ const errnoEUCLEAN = 117
 var (
 	errNoDirectory     = errors.New("Ext2 inode is not a directory")
 	errLibDirCorrupted = errors.New("EXT2 directory corrupted")
+	errDirhashUnsupp   = errors.New("Directory hash unsupported")
+	errDBNotFound      = errors.New("Ext2 directory block not found")
+	// EXT2_ET_DIR_NO_SPACE_FOR_CSUM
+	errDirNoSpaceForCsum = errors.New("Directory block does not have space for checksum")
 	// EFSCORRUPTED is EXT2_ET_FILESYSTEM_CORRUPTED in e2fsck.
 	errFCCorrupted = errors.New("File system is corrupted")
 )

@@ -847,7 +847,7 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	const rootOff = 24
 	alg := dirhash.Version(buf[rootOff+4])
 	if alg != dirhash.Legacy && alg != dirhash.HalfMD4 && alg != dirhash.TEA {
-		return fcUnsupported("directory %d hash version %d", dir, alg)
+		return errDirhashUnsupp
 	}
 	if c.sb.Flags()&ondisk.FlagUnsignedHash != 0 {
 		alg = alg.Unsigned()
@@ -858,7 +858,7 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 		maxLevels = 3
 	}
 	if levels >= maxLevels {
-		return fcUnsupported("directory %d index too deep", dir)
+		return errLibDirCorrupted
 	}
 	seed := c.sb.HashSeed()
 	hash, _, err := dirhash.Hash(alg, []byte(name), &seed)
@@ -873,13 +873,13 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 				return err
 			}
 		}
-		off, ok := dxCountOffset(bs, buf)
-		if !ok {
-			return fcUnsupported("directory %d index block unreadable", dir)
+		off, err := fcDxCountLimit(bs, buf)
+		if err != nil {
+			return err
 		}
 		limit, count, _ := ondisk.DxCountLimit(buf, off)
 		if count == 0 || count > limit {
-			return fcUnsupported("directory %d index corrupted", dir)
+			return errLibDirCorrupted
 		}
 		// dx_search_entry: the last entry whose hash is not above the
 		// name's (entry 0 has none).
@@ -908,11 +908,41 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	}
 	switch {
 	case lerr != nil:
-		return fcUnsupported("linking %q into %d: %v", name, dir, lerr)
+		return errLibDirCorrupted
 	case !done:
+		// dx_grow_tree: a block added with ext2fs_fallocate and the
+		// leaf split, or the index grown; not emulated.
 		return fcUnsupported("htree leaf of directory %d full", dir)
 	}
 	return c.WriteError()
+}
+
+// fcDxCountLimit is ext2fs_get_dx_countlimit: the offset of the
+// count/limit header in an htree root or node block, or the library's
+// error.
+func fcDxCountLimit(bs int, buf []byte) (int, error) {
+	le := binary.LittleEndian
+	var off int
+	switch recLen := int(le.Uint16(buf[4:])); {
+	case recLen == bs && le.Uint16(buf[6:]) == 0:
+		off = 8
+	case recLen == 12:
+		if int(le.Uint16(buf[12+4:])) != bs-12 {
+			return 0, errDBNotFound
+		}
+		// struct ext2_dx_root_info after "..": reserved_zero, info_length.
+		if le.Uint32(buf[24:]) != 0 || buf[24+5] != 8 {
+			return 0, errDBNotFound
+		}
+		off = 32
+	default:
+		return 0, errDBNotFound
+	}
+	maxSane := (bs - off) / ondisk.DxEntrySize
+	if int(le.Uint16(buf[off:])) > maxSane || int(le.Uint16(buf[off+2:])) > maxSane {
+		return 0, errDirNoSpaceForCsum
+	}
+	return off, nil
 }
 
 // unlink is ext4_fc_handle_unlink. A name that is not there fails the
