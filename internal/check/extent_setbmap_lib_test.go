@@ -57,6 +57,50 @@ int main(int argc, char **argv) {
 }
 `
 
+// libIterHarness walks the inode with ext2fs_block_iterate3 (flags from
+// the command line) and a visitor that prints each block offered and, by
+// a rule both sides share (iterChoice), remaps data blocks to new ones
+// from a counter or unmaps them.
+const libIterHarness = `#include <stdio.h>
+#include <stdlib.h>
+#include <ext2fs/ext2fs.h>
+static unsigned long long next, seed;
+static int visit(ext2_filsys fs, blk64_t *b, e2_blkcnt_t cnt, blk64_t ref, int off, void *p) {
+	unsigned long long v;
+	printf("%lld %llu\n", (long long) cnt, (unsigned long long) *b);
+	if (cnt < 0)
+		return 0;
+	v = ((unsigned long long) cnt * 2654435761ULL + seed) % 7;
+	if (v == 0) {
+		*b = next++;
+		return BLOCK_CHANGED;
+	}
+	if (v == 1) {
+		*b = 0;
+		return BLOCK_CHANGED;
+	}
+	return 0;
+}
+int main(int argc, char **argv) {
+	ext2_filsys fs;
+	errcode_t e;
+	if (argc != 6 || ext2fs_open(argv[1], EXT2_FLAG_RW | EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs) ||
+	    ext2fs_read_bitmaps(fs))
+		return 2;
+	next = strtoull(argv[3], 0, 10);
+	seed = strtoull(argv[4], 0, 10);
+	e = ext2fs_block_iterate3(fs, atoi(argv[2]), atoi(argv[5]), 0, visit, 0);
+	printf("end %ld\n", (long) e);
+	return ext2fs_close_free(&fs) ? 2 : 0;
+}
+`
+
+// iterChoice is libIterHarness's rule for data block cnt: 0 remap, 1
+// unmap, else leave.
+func iterChoice(cnt int64, seed uint64) uint64 {
+	return (uint64(cnt)*2654435761 + seed) % 7
+}
+
 // setBmapOp is one call.
 type setBmapOp struct {
 	l, p   uint64
@@ -288,4 +332,104 @@ func treeDump(t *testing.T, img string, ino uint32, bs int64) treeState {
 		s.nodes = append(s.nodes, data[b*bs:(b+1)*bs]...)
 	}
 	return s
+}
+
+// TestBlockIterateAgainstLibext2fs walks a file of many extents with the
+// library's ext2fs_block_iterate3 and with the handle's iterator, a
+// visitor remapping or unmapping blocks by a shared rule: the blocks
+// offered (in order, with their counts), the iterator's error and the
+// resulting trees must be the same, with and without
+// BLOCK_FLAG_DEPTH_TRAVERSE.
+func TestBlockIterateAgainstLibext2fs(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "i.c")
+	bin := filepath.Join(dir, "i")
+	if err := os.WriteFile(src, []byte(libIterHarness), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cc", "-o", bin, src, "-lext2fs", "-lcom_err").CombinedOutput(); err != nil {
+		t.Fatalf("building the libext2fs harness (needs cc and libext2fs-dev): %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		bs, chunks int64
+		seed       uint64
+		depth      bool
+	}{
+		{1024, 3, 1, false}, {1024, 84, 2, false}, {1024, 250, 3, false}, {4096, 400, 4, false},
+		{1024, 250, 5, true}, {1024, 84, 6, true},
+	} {
+		t.Run(fmt.Sprintf("bs%d-chunks%d-seed%d-depth%v", tc.bs, tc.chunks, tc.seed, tc.depth), func(t *testing.T) {
+			img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 64 << 20, BlockSize: int(tc.bs),
+				Populate: func(tr *testfs.Tree) { tr.Sparse("a/big", tc.chunks*8*tc.bs, 3*tc.bs, 8*tc.bs) }})
+			ino := testfs.Ino(t, img, "/a/big")
+			next := uint64(64<<20) / uint64(tc.bs) / 2
+			flags, cflags := 0, 0
+			if tc.depth {
+				flags, cflags = iterFlagDepth, 2 // BLOCK_FLAG_DEPTH_TRAVERSE
+			}
+			limg, gimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+			out, err := exec.Command(bin, limg, fmt.Sprint(ino), fmt.Sprint(next), fmt.Sprint(tc.seed), fmt.Sprint(cflags)).Output()
+			if err != nil {
+				t.Fatalf("harness: %v", err)
+			}
+			c := checkerRW(t, gimg)
+			d := c.loadBitmaps()
+			n := make(ondisk.Inode, c.fs.InodeSize)
+			if err := c.fs.ReadInode(ino, n, make([]byte, c.fs.BlockSize)); err != nil {
+				t.Fatal(err)
+			}
+			x, err := c.openExtHandle(ino, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x.alloc = func(goal uint64) (uint64, bool) { return c.earlyAllocBlock(goal, d) }
+			x.free = func(b uint64) { c.orphanFreeBlock(b, d) }
+			var got strings.Builder
+			_, ierr := x.iterate(flags, func(blk *uint64, cnt int64) int {
+				fmt.Fprintf(&got, "%d %d\n", cnt, *blk)
+				if cnt < 0 {
+					return 0
+				}
+				switch iterChoice(cnt, tc.seed) {
+				case 0:
+					*blk = next
+					next++
+					return iterChanged
+				case 1:
+					*blk = 0
+					return iterChanged
+				}
+				return 0
+			})
+			code := "0"
+			if ierr != nil {
+				code = ierr.Error()
+			}
+			fmt.Fprintf(&got, "end %s\n", code)
+			// The visits must be the same; of the end line, only
+			// whether there was an error (the library prints its code).
+			want, have := strings.TrimSpace(string(out)), strings.TrimSpace(got.String())
+			wi, hi := strings.LastIndex(want, "\n"), strings.LastIndex(have, "\n")
+			if wi < 0 || hi < 0 || want[:wi] != have[:hi] || (want[wi+1:] == "end 0") != (have[hi+1:] == "end 0") {
+				t.Fatalf("visits differ:\n--- library\n%s\n--- gofsck\n%s", tail(want), tail(have))
+			}
+			if strings.Count(want, "\n") < int(2*tc.chunks) {
+				t.Fatalf("only %d visits", strings.Count(want, "\n"))
+			}
+			lt, gt := treeDump(t, limg, ino, tc.bs), treeDump(t, gimg, ino, tc.bs)
+			if lt.listing != gt.listing || lt.stat != gt.stat || !bytes.Equal(lt.nodes, gt.nodes) {
+				t.Fatalf("trees differ:\n--- library\n%s%s--- gofsck\n%s%s", lt.listing, lt.stat, gt.listing, gt.stat)
+			}
+		})
+	}
+}
+
+// tail is the last lines of s.
+func tail(s string) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > 30 {
+		lines = lines[len(lines)-30:]
+	}
+	return strings.Join(lines, "\n")
 }
