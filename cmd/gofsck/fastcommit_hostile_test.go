@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,6 +29,23 @@ type fcImage struct {
 	link  uint32 // /d/link, a fast symlink
 	nodes uint32 // s_inodes_count
 	size  uint64 // s_blocks_count
+	// htree directories /h0../h5, whose roots were damaged while the
+	// filesystem was unmounted (fcRootEdits).
+	htree [len(fcRootEdits)]uint32
+}
+
+// fcRootEdits are the damages done to the htree roots of /h0../h5: offset
+// in the root block and the bytes written (none for h0).
+var fcRootEdits = [...]struct {
+	off int
+	val []byte
+}{
+	{0, nil},
+	{24 + 4, []byte{7}},      // hash_version unknown
+	{24 + 6, []byte{5}},      // indirect_levels too many
+	{32 + 2, []byte{0, 0}},   // count 0
+	{32, []byte{0xd0, 0x07}}, // limit 2000
+	{24, []byte{1}},          // reserved_zero not zero
 }
 
 // newFCImage builds the base image: /d with a file, a symlink and a
@@ -47,6 +66,35 @@ func newFCImage(t *testing.T) *fcImage {
 			t.Fatal(err)
 		}
 		if err := os.Symlink("keep", filepath.Join(d, "link")); err != nil {
+			t.Fatal(err)
+		}
+		for h := range fcRootEdits {
+			hd := filepath.Join(mnt, fmt.Sprintf("h%d", h))
+			if err := os.Mkdir(hd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 120; i++ {
+				if err := os.WriteFile(filepath.Join(hd, fmt.Sprintf("name-%04d-padding", i)), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// Unmounted, the htree roots are damaged; the kernel does not
+		// look at them again.
+		img := filepath.Join(filepath.Dir(mnt), "kernel.img")
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Fatalf("umount: %v\n%s", err, out)
+		}
+		bs := testfs.BlockSize(t, img)
+		for h, e := range fcRootEdits {
+			if e.val != nil {
+				testfs.WriteAt(t, img, int64(testfs.Bmap(t, img, fmt.Sprintf("/h%d", h), 0))*bs+int64(e.off), e.val)
+			}
+		}
+		if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
+			t.Fatalf("mount: %v\n%s", err, out)
+		}
+		if err := os.WriteFile(filepath.Join(d, "after"), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		syncFS(t, mnt)
@@ -101,6 +149,12 @@ func newFCImage(t *testing.T) *fcImage {
 	im.size = uint64(atoi(t, sb["Block count"]))
 	im.keep = testfs.Ino(t, copyPath, "/d/keep")
 	im.link = testfs.Ino(t, copyPath, "/d/link")
+	for h := range im.htree {
+		im.htree[h] = testfs.Ino(t, copyPath, fmt.Sprintf("/h%d", h))
+		if !strings.Contains(testfs.Stat(t, copyPath, fmt.Sprintf("/h%d", h)), "Flags: 0x81000") {
+			t.Fatalf("/h%d is not indexed:\n%s", h, testfs.Stat(t, copyPath, fmt.Sprintf("/h%d", h)))
+		}
+	}
 	return im
 }
 
@@ -241,6 +295,12 @@ func TestFastCommitCraftedRecordsMatchE2fsck(t *testing.T) {
 		{name: "creat-ino-unused", recs: [][]byte{fcDentry(3, im.dir, im.nodes, "x")}, want: "Invalid argument"},
 		{name: "creat-symlink", recs: append(append([][]byte{}, im.recs...), fcDentry(3, im.dir, im.link, "l2"))},
 		{name: "creat-existing-name", recs: append(append([][]byte{}, im.recs...), fcDentry(4, im.dir, im.file, "keep"))},
+		{name: "dx-link", recs: append(append([][]byte{}, im.recs...), fcDentry(4, im.htree[0], im.file, "x"))},
+		{name: "dx-hash-version", recs: append(append([][]byte{}, im.recs...), fcDentry(4, im.htree[1], im.file, "x")), want: "Directory hash unsupported"},
+		{name: "dx-levels", recs: append(append([][]byte{}, im.recs...), fcDentry(4, im.htree[2], im.file, "x")), want: "EXT2 directory corrupted"},
+		{name: "dx-count-0", recs: append(append([][]byte{}, im.recs...), fcDentry(4, im.htree[3], im.file, "x")), want: "EXT2 directory corrupted"},
+		{name: "dx-limit", recs: append(append([][]byte{}, im.recs...), fcDentry(4, im.htree[4], im.file, "x")), want: "space for checksum"},
+		{name: "dx-root-info", recs: append(append([][]byte{}, im.recs...), fcDentry(4, im.htree[5], im.file, "x")), want: "directory block not found"},
 		{name: "link-root-dir", recs: append(append([][]byte{}, im.recs...), fcDentry(4, 2, im.dir, "again"))},
 	}
 	for _, c := range cases {
