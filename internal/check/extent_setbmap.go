@@ -34,8 +34,8 @@ const (
 	iterError
 )
 
-// Moves of the handle beyond those of pass1e_handle.go, and the library's
-// error for a node whose current entry lies outside it.
+// errExtLeafBad is the library's error for a deletion whose current entry
+// lies outside its node (EXT2_ET_EXTENT_LEAF_BAD).
 var errExtLeafBad = errors.New("Corrupt extent")
 
 // extStepBudget bounds the moves of one walk over a hostile tree (index
@@ -194,6 +194,8 @@ func (x *extHandle) delete() error {
 	return x.deleteDepth(0)
 }
 
+// deleteDepth is delete, depth levels above the entry first deleted
+// (each emptied node's parent entry goes in turn).
 func (x *extHandle) deleteDepth(depth int) error {
 	p := &x.path[x.level]
 	if p.curr < 0 {
