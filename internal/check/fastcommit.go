@@ -18,8 +18,9 @@ import (
 // a head for another transaction), e2fsck's recovery fails before anything
 // is replayed: the journal is emptied with its old sequence and the
 // filesystem checked fully, and gofsck does the same. Fast commits found
-// are applied after the normal log (fastcommit_replay.go); what that
-// emulation does not cover stops the recovery before anything is
+// are applied after the normal log (fastcommit_replay.go); a record that
+// fails there fails the recovery as in e2fsck (fcReplayFailed), and what
+// that emulation does not cover stops the recovery before anything is
 // written, as for any fix gofsck does not make.
 
 // fastCommits decides what the fast-commit area means for the recovery

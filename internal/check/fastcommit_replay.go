@@ -42,10 +42,21 @@ import (
 // are 1.47.0's block-wise ones; with meta_bg every flush writes the
 // meta_bg descriptor blocks and their backups.
 //
-// Whatever this emulation does not cover (inline-data or casefolded
-// directories, a full htree leaf, inodes without extents, records that
-// e2fsck would read past their block, library errors) stops the recovery
-// as unsupported before anything reaches the disk.
+// A record e2fsck cannot apply fails the replay as it does
+// (fastcommit.go's fcFailure): an inode number out of range, an
+// i_extra_isize out of bounds, an extent read of an inode without extents,
+// a missing name to unlink, a link into a non-directory or a damaged
+// htree, a short dentry record, an unknown mode. The handlers read their
+// structures whatever the record's length says, as e2fsck's memcpy does.
+//
+// What stays unsupported, stopping the recovery before anything reaches
+// the disk: what e2fsck does not do deterministically (a record header or
+// structure read past the block, from heap bytes; a 7-byte dentry record,
+// on which it crashes) and what is not emulated (inline-data parent
+// directories, links into casefolded ones, a full htree leaf, blocks the
+// replay cannot read, which e2fsck's I/O handler would report, extent
+// blocks with bad checksums or cycles, errors while rewriting an extent
+// tree, extent lists too large to mark in reasonable time).
 
 // errFCUnsupported says why a fast-commit replay is not emulated.
 type errFCUnsupported struct{ why string }
