@@ -13,7 +13,7 @@
 # image in internal/check/testdata/regress/NAME.img.gz that TestRegressions
 # runs; for the decoders, a small named file under testdata/fuzz/TARGET/.
 #
-# FuzzCheck's inputs are ~100 KiB (the metadata blocks of a small image), so
+# FuzzCheck's and FuzzRepair's inputs are ~100 KiB (the metadata blocks of a small image), so
 # minimising them is slow: it runs with -fuzzminimizetime 0 unless
 # FUZZMINIMIZE is set.
 set -eu
@@ -29,7 +29,7 @@ for t in $targets; do
 	name=${t#*:}
 	echo "$name" | grep -Eq -- "$sel" || continue
 	min=
-	if [ "$name" = FuzzCheck ] && [ -z "${FUZZMINIMIZE:-}" ]; then
+	if { [ "$name" = FuzzCheck ] || [ "$name" = FuzzRepair ]; } && [ -z "${FUZZMINIMIZE:-}" ]; then
 		min="-fuzzminimizetime 0"
 	fi
 	echo "=== $pkg $name ($dur)"
