@@ -816,6 +816,19 @@ func ecCases() []ecCase {
 			}
 			e.t.Fatal("no two names of one length in a leaf")
 		}, nil},
+		// A plain casefolded directory of two blocks and more (indexed by
+		// -D) with two names folding alike: the second is renamed, and
+		// its new name ("abcde\xc3~0") does not fold, so it keeps its
+		// hashes (the library's error is ignored there).
+		{"cf-dup-rename-unfoldable", func(e *ecImg) {
+			cmds := []string{"mkdir /cfd"}
+			for i := range 250 {
+				cmds = append(cmds, fmt.Sprintf("write /dev/null /cfd/file-name-number-%d", i))
+			}
+			cmds = append(cmds, "write /dev/null /cfd/abcde\u00e9", "write /dev/null /cfd/ABCDE\u00e9")
+			e.dbg(cmds...)
+			e.setFlags("/cfd", 0x40080000)
+		}, nil},
 		// The same in the linear directory, the copy in the last entry.
 		{"lin-dup-name-hash", func(e *ecImg) {
 			ents := e.entries("/lin")

@@ -98,6 +98,9 @@ func (c *Checker) optimizeAll() bool { return c.opt.OptimizeDirs && c.repairing(
 // rehashDir is e2fsck_rehash_dir for one queued directory; a read-only
 // run only reports the duplicate names.
 func (c *Checker) rehashDir(dir uint32) {
+	if c.sink.Aborted() {
+		return // stopped (a preen halt exits at its question)
+	}
 	if !c.repairing() {
 		c.reportDuplicateNames(dir)
 		return
@@ -155,6 +158,9 @@ func (c *Checker) rebuildDir(dir uint32) error {
 		if c.fixDuplicates(dir, n, ents, hv, &seed, fo) == 0 {
 			break
 		}
+	}
+	if c.sink.Aborted() {
+		return nil // a preen halt at a duplicate: e2fsck exits there
 	}
 	if compress && len(ents) > 1 {
 		part := ents[2:]
@@ -303,7 +309,15 @@ func (c *Checker) fixDuplicates(dir uint32, n ondisk.Inode, ents []hashEntry, hv
 		q.Str = string(newName[:cstrLen(newName)]) // printed with %s: up to a NUL
 		if c.fix(q) {
 			e.name = newName
-			e.hash, e.minor, _ = hashName(fo, hv, newName, seed)
+			// The library's error is ignored there: a name that cannot
+			// be folded keeps its hashes, an unknown hash version
+			// zeroes the major one only.
+			switch h, m, err := hashName(fo, hv, newName, seed); {
+			case err == nil:
+				e.hash, e.minor = h, m
+			case !errors.Is(err, errFoldFailed):
+				e.hash = 0
+			}
 			fixed++
 		}
 	}
