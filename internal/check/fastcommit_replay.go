@@ -810,9 +810,8 @@ func dentry(v []byte, n int) (parent, ino uint32, name string, err error) {
 }
 
 // replayDir is ext2fs_check_directory for ext2fs_link and ext2fs_unlink:
-// the library error when dir is not a directory, else its inode. Inline
-// directories (iterated by another path) and, when linking, casefolded
-// ones are not emulated.
+// the library error when dir is not a directory, else its inode. Links
+// into casefolded directories are not emulated.
 func (r *fcReplay) replayDir(dir uint32, linking bool) (ondisk.Inode, error) {
 	n, err := r.readInode(dir)
 	if err != nil {
@@ -821,8 +820,8 @@ func (r *fcReplay) replayDir(dir uint32, linking bool) (ondisk.Inode, error) {
 	if !n.IsDir() {
 		return nil, errNoDirectory
 	}
-	if n.Flags()&ondisk.FlagInlineData != 0 || (linking && n.Flags()&ondisk.FlagCasefold != 0) {
-		return nil, fcUnsupported("directory %d is inline or casefolded", dir)
+	if linking && n.Flags()&ondisk.FlagCasefold != 0 {
+		return nil, fcUnsupported("directory %d is casefolded", dir)
 	}
 	return n, nil
 }
@@ -984,6 +983,9 @@ func (r *fcReplay) unlinkName(dir uint32, name string, ino uint32, force bool) e
 	if err != nil {
 		return err
 	}
+	if dn.Flags()&ondisk.FlagInlineData != 0 {
+		return r.inlineUnlink(dir, dn, name, ino, force)
+	}
 	bs := f.BlockSize
 	_, pblks := c.dirDataBlocks(dn, 1<<20)
 	buf := make([]byte, bs)
@@ -1086,6 +1088,9 @@ func (r *fcReplay) link(dir uint32, name string, ino uint32, ft uint8) error {
 	}
 	if _, err := r.replayDir(dir, true); err != nil {
 		return err
+	}
+	if dn.Flags()&ondisk.FlagInlineData != 0 {
+		return r.inlineLink(dir, dn, name, ino, ft)
 	}
 	f := r.c.fs
 	if _, pblks := r.c.dirDataBlocks(dn, 1<<20); len(pblks) > 0 && slices.Max(pblks) >= f.BlocksCount {
