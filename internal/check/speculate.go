@@ -87,7 +87,7 @@ func (c *Checker) runSpeculative(ctx context.Context, n int, run func(context.Co
 	if !c.canSpeculate(n) {
 		return run(ctx)
 	}
-	saved := c.saveSpeculation()
+	saved := c.saveSpeculation(n)
 	spec := &specSink{}
 	real := c.sink
 	c.sink, c.spec = spec, spec
@@ -104,14 +104,20 @@ func (c *Checker) runSpeculative(ctx context.Context, n int, run func(context.Co
 	return run(ctx)
 }
 
-// saveSpeculation copies the Checker before a speculative pass: a shallow
-// copy, plus copies of what passes 1 and 2 change in place (the directory
-// records' parents, the rehash queues).
-func (c *Checker) saveSpeculation() *Checker {
+// saveSpeculation copies the Checker before speculative pass n: a shallow
+// copy, plus copies of what the pass changes in place whatever the answers
+// (the directory records' parents, the rehash queues and, in pass 2, the
+// bad-inode map, which process_bad_inode clears in a writable run after a
+// declined i_blocks_hi fix). Everything else passes 1 and 2 change in
+// place, they change only on a "yes".
+func (c *Checker) saveSpeculation(n int) *Checker {
 	s := *c
 	s.dirs = slices.Clone(c.dirs)
 	s.rehash = maps.Clone(c.rehash)
 	s.rehashAsked = maps.Clone(c.rehashAsked)
+	if n == 2 && c.inodeBad != nil {
+		s.inodeBad = c.inodeBad.Clone()
+	}
 	return &s
 }
 
