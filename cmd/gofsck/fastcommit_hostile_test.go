@@ -27,6 +27,7 @@ type fcImage struct {
 	file  uint32 // /d/a, created by the fast commit
 	keep  uint32 // /d/keep, a regular file before it
 	link  uint32 // /d/link, a fast symlink
+	sub   uint32 // /d/sub, given EXT4_CASEFOLD_FL while unmounted
 	nodes uint32 // s_inodes_count
 	size  uint64 // s_blocks_count
 	// htree directories /h0../h5, whose roots were damaged while the
@@ -86,6 +87,8 @@ func newFCImage(t *testing.T) *fcImage {
 			t.Fatalf("umount: %v\n%s", err, out)
 		}
 		bs := testfs.BlockSize(t, img)
+		flags := binary.LittleEndian.Uint32(testfs.ReadAt(t, img, testfs.InodeOffset(t, img, "/d/sub")+0x20, 4))
+		testfs.Debugfs(t, img, fmt.Sprintf("set_inode_field /d/sub flags %#x", flags|0x40000000))
 		for h, e := range fcRootEdits {
 			if e.val != nil {
 				testfs.WriteAt(t, img, int64(testfs.Bmap(t, img, fmt.Sprintf("/h%d", h), 0))*bs+int64(e.off), e.val)
@@ -149,6 +152,7 @@ func newFCImage(t *testing.T) *fcImage {
 	im.size = uint64(atoi(t, sb["Block count"]))
 	im.keep = testfs.Ino(t, copyPath, "/d/keep")
 	im.link = testfs.Ino(t, copyPath, "/d/link")
+	im.sub = testfs.Ino(t, copyPath, "/d/sub")
 	for h := range im.htree {
 		im.htree[h] = testfs.Ino(t, copyPath, fmt.Sprintf("/h%d", h))
 		if !strings.Contains(testfs.Stat(t, copyPath, fmt.Sprintf("/h%d", h)), "Flags: 0x81000") {
@@ -301,6 +305,9 @@ func TestFastCommitCraftedRecordsMatchE2fsck(t *testing.T) {
 		{name: "dx-count-0", recs: append(append([][]byte{}, im.recs...), fcDentry(4, im.htree[3], im.file, "x")), want: "EXT2 directory corrupted"},
 		{name: "dx-limit", recs: append(append([][]byte{}, im.recs...), fcDentry(4, im.htree[4], im.file, "x")), want: "space for checksum"},
 		{name: "dx-root-info", recs: append(append([][]byte{}, im.recs...), fcDentry(4, im.htree[5], im.file, "x")), want: "directory block not found"},
+		{name: "creat-casefold-dir", recs: append(append([][]byte{}, im.recs...), fcDentry(4, im.sub, im.file, "Name"))},
+		{name: "unlink-casefold-dir", recs: append(append([][]byte{}, im.recs...), fcDentry(4, im.sub, im.file, "Name"), fcDentry(5, im.sub, im.file, "Name"))},
+		{name: "unlink-casefold-other-case", recs: append(append([][]byte{}, im.recs...), fcDentry(4, im.sub, im.file, "Name"), fcDentry(5, im.sub, im.file, "name")), want: "No free space in the directory"},
 		{name: "link-root-dir", recs: append(append([][]byte{}, im.recs...), fcDentry(4, 2, im.dir, "again"))},
 	}
 	for _, c := range cases {

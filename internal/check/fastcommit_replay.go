@@ -810,18 +810,16 @@ func dentry(v []byte, n int) (parent, ino uint32, name string, err error) {
 }
 
 // replayDir is ext2fs_check_directory for ext2fs_link and ext2fs_unlink:
-// the library error when dir is not a directory, else its inode. Links
-// into casefolded directories are not emulated.
-func (r *fcReplay) replayDir(dir uint32, linking bool) (ondisk.Inode, error) {
+// the library error when dir is not a directory, else its inode. (Their
+// link_proc and unlink_proc compare and copy names byte for byte, whether
+// the directory is casefolded or encrypted.)
+func (r *fcReplay) replayDir(dir uint32) (ondisk.Inode, error) {
 	n, err := r.readInode(dir)
 	if err != nil {
 		return nil, err
 	}
 	if !n.IsDir() {
 		return nil, errNoDirectory
-	}
-	if linking && n.Flags()&ondisk.FlagCasefold != 0 {
-		return nil, fcUnsupported("directory %d is casefolded", dir)
 	}
 	return n, nil
 }
@@ -979,7 +977,7 @@ func (r *fcReplay) unlink(v []byte, n int) error {
 func (r *fcReplay) unlinkName(dir uint32, name string, ino uint32, force bool) error {
 	c := r.c
 	f := c.fs
-	dn, err := r.replayDir(dir, false)
+	dn, err := r.replayDir(dir)
 	if err != nil {
 		return err
 	}
@@ -1082,11 +1080,13 @@ func (r *fcReplay) link(dir uint32, name string, ino uint32, ft uint8) error {
 	}
 	if dn.Flags()&ondisk.FlagIndex != 0 {
 		if !dn.IsDir() || dn.Flags()&(ondisk.FlagInlineData|ondisk.FlagCasefold) != 0 {
+			// dx_link on a non-directory, an inline one, or hashing
+			// casefolded names: not emulated.
 			return fcUnsupported("indexed inode %d is not a plain directory", dir)
 		}
 		return r.dxLink(dir, dn, name, ino, ft)
 	}
-	if _, err := r.replayDir(dir, true); err != nil {
+	if _, err := r.replayDir(dir); err != nil {
 		return err
 	}
 	if dn.Flags()&ondisk.FlagInlineData != 0 {
