@@ -31,8 +31,9 @@ import (
 //     the library's extent handle allocating from the bitmap) when the
 //     records move on to another inode, at a link and at the tail;
 //   - CREAT and LINK unlink the name (forced) and link it (ext2fs_link on
-//     a linear directory, or dx_link into the leaf the name hashes to);
-//     UNLINK unlinks it;
+//     a linear directory, or dx_link into the leaf the name hashes to, or
+//     into an inline directory's areas: fastcommit_inline.go); UNLINK
+//     unlinks it;
 //   - at the end the group and superblock counts are recomputed from the
 //     bitmaps, the bitmaps written, the descriptors checksummed and the
 //     superblock state restored and flushed.
@@ -52,11 +53,14 @@ import (
 // What stays unsupported, stopping the recovery before anything reaches
 // the disk: what e2fsck does not do deterministically (a record header or
 // structure read past the block, from heap bytes; a 7-byte dentry record,
-// on which it crashes) and what is not emulated (inline-data parent
-// directories, links into casefolded ones, a full htree leaf, blocks the
-// replay cannot read, which e2fsck's I/O handler would report, extent
-// blocks with bad checksums or cycles, errors while rewriting an extent
-// tree, extent lists too large to mark in reasonable time).
+// on which it crashes) and what is not emulated (dx_link into a
+// casefolded htree or a full htree leaf, which dx_grow_tree splits after
+// ext2fs_fallocate added a block; blocks the replay cannot read, which
+// e2fsck's I/O handler would report; extent blocks with bad checksums,
+// which the library ignores during the replay, or cycles; errors while
+// rewriting an extent tree; inline directories whose system.data the
+// library would read or write in ways not emulated; extent lists too
+// large to mark in reasonable time).
 
 // errFCUnsupported says why a fast-commit replay is not emulated.
 type errFCUnsupported struct{ why string }
