@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,7 +166,7 @@ func mountedExtJournalCopy(t *testing.T, bs, jlen, jfeat string, mkfs []string) 
 	t.Helper()
 	dir := t.TempDir()
 	jimg := filepath.Join(dir, "journal.img")
-	mustRun(t, "mke2fs", "-F", "-q", "-O", jfeat, "-b", bs, "-U", extJournalUUID, jimg, jlen)
+	mustRun(t, "mke2fs", "-F", "-q", "-O", jfeat, "-b", bs, "-U", newJournalUUID(t), jimg, jlen)
 	loop := strings.TrimSpace(mustRun(t, "losetup", "-f", "--show", jimg))
 	detach := attached(t, loop)
 	defer detach()
@@ -229,9 +231,19 @@ func sameFile(t *testing.T, a, b string) bool {
 	return bytes.Equal(da, db)
 }
 
-// extJournalUUID is the journal device's UUID (the filesystem has
-// testfs.UUID).
-const extJournalUUID = "6b33f586-a183-4383-921d-30da3fef2e1c"
+// newJournalUUID returns a fresh random UUID for a journal device. Each
+// test makes its own: a loop device of an earlier test (or run) that has
+// not gone away yet must not answer the UUID lookup of a later one, which
+// e2fsck's blkid cache may not see while gofsck's scan does.
+func newJournalUUID(t *testing.T) string {
+	var u [16]byte
+	if _, err := rand.Read(u[:]); err != nil {
+		t.Fatal(err)
+	}
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
 
 // damagedWant is what e2fsck says about each damaged journal device.
 var damagedWant = map[string]string{
@@ -282,9 +294,10 @@ func TestExternalJournalLongTransactions(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			mustRun(t, "mke2fs", "-F", "-o", "Linux", "-b", "1024", "-O", "journal_dev", "-T", "ext4", "-U", extJournalUUID, jnl, "262144")
+			juuid := newJournalUUID(t)
+			mustRun(t, "mke2fs", "-F", "-o", "Linux", "-b", "1024", "-O", "journal_dev", "-T", "ext4", "-U", juuid, jnl, "262144")
 			mustRun(t, "mke2fs", "-F", "-o", "Linux", "-b", "1024", "-O", "^has_journal", "-T", "ext4", "-U", testfs.UUID, img, "262144")
-			testfs.Debugfs(t, img, "feature has_journal", "ssv journal_dev 0x9999", "ssv journal_uuid "+extJournalUUID)
+			testfs.Debugfs(t, img, "feature has_journal", "ssv journal_dev 0x9999", "ssv journal_uuid "+juuid)
 			var cmds []string
 			for _, s := range c.cmds {
 				cmds = append(cmds, strings.ReplaceAll(s, "JNL", jnl))
