@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -247,5 +248,51 @@ func shareEABlock(t *testing.T, img, from, to string) {
 	defer fh.Close()
 	if _, err := fh.WriteAt(b, int64(blk)*int64(f.BlockSize)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestJournalRecreateFragmented: the free space is cut into runs of three
+// blocks, so the re-created journal needs hundreds of extents: the
+// library's ext_falloc_helper inserts them through the extent handle,
+// which grows the tree (a leaf block taken from the bitmap when the
+// inode's four extents are full, more leaves as those fill). gofsck must
+// agree with e2fsck on the transcript, the exit and every byte but the
+// stamps.
+func TestJournalRecreateFragmented(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	for _, tc := range []struct {
+		name string
+		spec testfs.Spec
+		// journal is tune2fs's -J size (MiB): 1024 blocks.
+		journal string
+	}{
+		{"1k", testfs.Spec{FSType: "ext4", Size: 8 << 20, BlockSize: 1024, Features: "^has_journal"}, "size=1"},
+		{"4k-nocsum", testfs.Spec{FSType: "ext4", Size: 32 << 20, BlockSize: 4096, Features: "^has_journal,^metadata_csum"}, "size=4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const files = 1400
+			spec := tc.spec
+			spec.Populate = func(tr *testfs.Tree) {
+				for i := range files {
+					tr.File(fmt.Sprintf("f%d", i), int64(3*spec.BlockSize))
+				}
+			}
+			img := testfs.MkImage(t, spec)
+			var rm []string
+			for i := 0; i < files; i += 2 {
+				rm = append(rm, fmt.Sprintf("rm f%d", i))
+			}
+			testfs.Debugfs(t, img, rm...)
+			if out, err := exec.Command("tune2fs", "-O", "has_journal", "-J", tc.journal, img).CombinedOutput(); err != nil {
+				t.Fatalf("tune2fs: %v\n%s", err, out)
+			}
+			testfs.Debugfs(t, img, "clri <8>", "ssv jnl_backup_type 0")
+			eimg := testfs.CopyImage(t, img)
+			testfs.E2fsckInPlace(t, eimg, "-fy")
+			if out := testfs.DebugfsRO(t, eimg, "stat <8>"); !strings.Contains(out, "(ETB0)") {
+				t.Fatalf("e2fsck's journal has no extent tree:\n%s", out)
+			}
+			compareRecreated(t, img, false, []string{"<8>"})
+		})
 	}
 }

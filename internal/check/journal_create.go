@@ -100,11 +100,16 @@ func (c *Checker) recreateJournal() {
 		return
 	}
 	var plan *journalPlan
+	tree := false
 	if !full {
 		var ok bool
 		if plan, ok = c.planJournal(uint64(n), d, c.midpointJournalBlock()); !ok {
-			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
-			return
+			// More runs than the inode's four extents: the library's
+			// extent tree (journal_tree.go).
+			if tree = c.journalTreeModelled(); !tree {
+				c.unsupported(problem.PR_6_RECREATE_JOURNAL)
+				return
+			}
 		}
 	}
 	if !c.fix(problem.Problem{Code: problem.PR_6_RECREATE_JOURNAL}) {
@@ -122,7 +127,14 @@ func (c *Checker) recreateJournal() {
 		c.log("Could not allocate block in ext2 filesystem: while trying to create journal\n")
 		return
 	}
-	c.writeJournal(plan, uint64(n))
+	if tree {
+		if !c.writeJournalTree(uint64(n), d) {
+			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
+			return
+		}
+	} else {
+		c.writeJournal(plan, uint64(n))
+	}
 	c.log(" Done.\n")
 	c.log("\n*** journal has been regenerated ***\n")
 }
@@ -412,7 +424,6 @@ func (c *Checker) planJournal(n uint64, d *diskBitmaps, goal uint64) (*journalPl
 // fields and inode backup.
 func (c *Checker) writeJournal(p *journalPlan, n uint64) {
 	f := c.fs
-	sb := c.sb
 	zero := make([]byte, f.BlockSize)
 	for _, b := range p.data {
 		c.writeBlock(b, zero)
@@ -422,6 +433,15 @@ func (c *Checker) writeJournal(p *journalPlan, n uint64) {
 		c.writeBlock(b, p.metaBuf[b])
 		c.journalAllocStats(b)
 	}
+	c.writeJournalInode(p.data[0], p.iblock[:], uint64(len(p.data)+len(p.meta)), n)
+}
+
+// writeJournalInode ends the journal's creation: the journal superblock
+// in its first block (first), inode 8 with iblock and nblocks blocks, and
+// the superblock's journal fields and inode backup.
+func (c *Checker) writeJournalInode(first uint64, iblock []byte, nblocks, n uint64) {
+	f := c.fs
+	sb := c.sb
 	jsb := make([]byte, f.BlockSize)
 	binary.BigEndian.PutUint32(jsb[0x00:], jbd2.Magic)
 	binary.BigEndian.PutUint32(jsb[0x04:], 4) // JBD2_SUPERBLOCK_V2
@@ -432,7 +452,7 @@ func (c *Checker) writeJournal(p *journalPlan, n uint64) {
 	binary.BigEndian.PutUint32(jsb[0x40:], 1) // s_nr_users
 	uuid := sb.UUID()
 	copy(jsb[0x30:0x40], uuid[:])
-	c.writeBlock(p.data[0], jsb)
+	c.writeBlock(first, jsb)
 
 	now := uint32(c.opt.Now.Unix())
 	ino := make(ondisk.Inode, f.InodeSize)
@@ -444,11 +464,11 @@ func (c *Checker) writeJournal(p *journalPlan, n uint64) {
 	binary.LittleEndian.PutUint32(ino[0x0C:], now) // ctime
 	binary.LittleEndian.PutUint32(ino[0x10:], now) // mtime
 	binary.LittleEndian.PutUint16(ino[0x1A:], 1)   // links
-	ino.SetBlocks(uint64(len(p.data)+len(p.meta)) * uint64(f.BlockSize/512))
+	ino.SetBlocks(nblocks * uint64(f.BlockSize/512))
 	if sb.HasIncompat(ondisk.IncompatExtents) {
 		ino.SetFlags(ondisk.FlagExtents)
 	}
-	copy(ino.IBlock(), p.iblock[:])
+	copy(ino.IBlock(), iblock)
 	if f.InodeSize > ondisk.GoodOldInodeSize {
 		binary.LittleEndian.PutUint16(ino[0x80:], largeInodeExtra) // i_extra_isize
 		if f.InodeSize >= 0x94 {
@@ -457,7 +477,7 @@ func (c *Checker) writeJournal(p *journalPlan, n uint64) {
 	}
 	c.writeInode(ondisk.JournalIno, ino)
 
-	copy(sb[sbJnlBlocks:sbJnlBlocks+60], p.iblock[:60])
+	copy(sb[sbJnlBlocks:sbJnlBlocks+60], iblock[:60])
 	binary.LittleEndian.PutUint32(sb[sbJnlBlocks+60:], uint32(size>>32))
 	binary.LittleEndian.PutUint32(sb[sbJnlBlocks+64:], uint32(size))
 	sb[sbJnlBackupType] = jnlBackupBlocks

@@ -1,0 +1,113 @@
+package check
+
+import (
+	"encoding/binary"
+
+	"gofsck/internal/ondisk"
+)
+
+// A re-created journal whose free runs need more than the four extents an
+// inode holds (journal_create.go plans those). ext2fs_fallocate's
+// ext_falloc_helper takes one free run after the other (ext2fs_new_range
+// from where the previous run ended, up to EXT_INIT_MAX_LEN), claims it in
+// the bitmaps and counts and in i_blocks, and inserts its extent after the
+// last one through the extent handle, which splits full nodes: the tree
+// blocks come from e2fsck's allocator, here the bitmaps pass 5 left (its
+// found map is gone by then), each zeroed and counted as it is taken. The
+// handle is pass1e_handle.go's. Only at the end of the run, without
+// bigalloc.
+
+// journalTreeModelled reports whether writeJournalTree can follow the
+// library for this filesystem.
+func (c *Checker) journalTreeModelled() bool {
+	return c.sb.HasIncompat(ondisk.IncompatExtents) && c.fs.ClusterBits == 0
+}
+
+// writeJournalTree creates the n-block journal in the bitmaps d (the ones
+// to be written). It returns false when the library's path is not
+// followed (nothing is then written: the run stops as unsupported).
+func (c *Checker) writeJournalTree(n uint64, d *diskBitmaps) bool {
+	f := c.fs
+	bs := uint64(f.BlockSize)
+	zero := make([]byte, bs)
+	// The inode as write_journal_inode hands it to ext2fs_fallocate: the
+	// size set first (it bounds the handle's end block).
+	ino := make(ondisk.Inode, f.InodeSize)
+	binary.LittleEndian.PutUint16(ino[0x00:], ondisk.SIFREG|0o600)
+	size := n * bs
+	binary.LittleEndian.PutUint32(ino[0x04:], uint32(size))
+	binary.LittleEndian.PutUint32(ino[0x6C:], uint32(size>>32))
+	binary.LittleEndian.PutUint16(ino[0x1A:], 1)
+	x, err := c.openExtHandle(ondisk.JournalIno, ino)
+	if err != nil {
+		return false
+	}
+	failed := false
+	x.alloc = func(goal uint64) (uint64, bool) {
+		// ext2fs_alloc_block2 through e2fsck's allocator: ext2fs_new_block2
+		// over fs->block_map, the block zeroed and its alloc stats.
+		b, ok := c.nextFree(d, nil, goal)
+		if !ok {
+			failed = true
+			return 0, false
+		}
+		c.writeBlock(b, zero)
+		c.journalAllocStats(b)
+		return b, true
+	}
+	x.free = func(uint64) { failed = true }
+	pblk := c.midpointJournalBlock()
+	var first uint64
+	for lblk := uint64(0); lblk < n; {
+		// ext2fs_new_range(fs, 0, pblk, fillable): the first free run at
+		// or after pblk (wrapping to the first data block), as long as
+		// it lasts.
+		start, ok := c.nextFree(d, nil, pblk)
+		if !ok {
+			return false
+		}
+		want := min(n-lblk, uint64(ondisk.ExtentInitMaxLen))
+		l := uint64(0)
+		for l < want && start+l < f.BlocksCount && !d.blocks.Test(start+l) {
+			l++
+		}
+		// claim_range.
+		for k := uint64(0); k < l; k++ {
+			c.journalAllocStats(start + k)
+		}
+		if x.addIBlocks(l) != nil {
+			return false
+		}
+		// ext2fs_extent_goto, then insert before or after the current
+		// extent and fix the parents.
+		after := true
+		gerr := x.goTo(0, lblk)
+		if cur, err := x.get(extOpCurrent); err == nil && cur.lblk > lblk {
+			after = false
+		} else if err != nil && err != errExtNoCurrent {
+			return false
+		}
+		_ = gerr
+		if err := x.insert(libExtent{lblk: lblk, pblk: start, len: uint32(l)}, after); err != nil || failed {
+			return false
+		}
+		if err := x.fixParents(); err != nil || failed {
+			return false
+		}
+		// EXT2_FALLOCATE_ZERO_BLOCKS.
+		for k := uint64(0); k < l; k++ {
+			c.writeBlock(start+k, zero)
+		}
+		if lblk == 0 {
+			first = start
+		}
+		lblk += l
+		pblk = start + l
+		if pblk >= f.BlocksCount {
+			pblk = f.FirstDataBlock
+		}
+	}
+	blocks := uint64(x.n.BlocksLo()) / (bs / 512)
+	c.writeJournalInode(first, x.n.IBlock(), blocks, n)
+	return true
+}
