@@ -128,7 +128,7 @@ func (c *Checker) recreateJournal() {
 		return
 	}
 	if tree {
-		if !c.writeJournalTree(uint64(n), d) {
+		if !c.writeJournalTree(uint64(n), d, d, c.midpointJournalBlock()) {
 			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 			return
 		}

@@ -50,12 +50,18 @@ func (c *Checker) recreateJournalForRestart() bool {
 	c.repair.applyEdits(d)
 	c.repair.mu.Unlock()
 	var plan *journalPlan
+	tree := false
+	goal := c.restartJournalGoal(d)
 	if !exists {
-		goal := c.restartJournalGoal(d)
 		var ok bool
 		plan, ok = c.planJournal(uint64(n), &diskBitmaps{blocks: c.blockFound}, goal)
 		if ok && f.ClusterBits != 0 {
 			ok = journalOneRunAt(plan, goal)
+		}
+		if !ok && c.journalTreeModelled() {
+			// More runs than four extents: the extent tree
+			// (journal_tree.go).
+			ok, tree = true, true
 		}
 		if !ok {
 			// Not enough room in the found map: the library's partial
@@ -73,7 +79,14 @@ func (c *Checker) recreateJournalForRestart() bool {
 		return true
 	}
 	c.applyBitmapEdits(d)
-	c.writeJournal(plan, uint64(n))
+	if tree {
+		if !c.writeJournalTree(uint64(n), d, &diskBitmaps{blocks: c.blockFound}, goal) {
+			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
+			return false
+		}
+	} else {
+		c.writeJournal(plan, uint64(n))
+	}
 	c.writeDirtyBitmapsForRestart(d)
 	c.log(" Done.\n")
 	c.log("\n*** journal has been regenerated ***\n")

@@ -14,8 +14,10 @@ import (
 // last one through the extent handle, which splits full nodes: the tree
 // blocks come from e2fsck's allocator, here the bitmaps pass 5 left (its
 // found map is gone by then), each zeroed and counted as it is taken. The
-// handle is pass1e_handle.go's. Only at the end of the run, without
-// bigalloc.
+// handle is pass1e_handle.go's. Before a restart (journal_restart.go) the
+// free runs and tree blocks come from pass 1's found map instead, which
+// the claims mark too (e2fsck's alloc-stats callbacks), while the stats
+// go to the bitmaps read from the disk. Not on bigalloc.
 
 // journalTreeModelled reports whether writeJournalTree can follow the
 // library for this filesystem.
@@ -23,11 +25,17 @@ func (c *Checker) journalTreeModelled() bool {
 	return c.sb.HasIncompat(ondisk.IncompatExtents) && c.fs.ClusterBits == 0
 }
 
-// writeJournalTree creates the n-block journal in the bitmaps d (the ones
-// to be written). It returns false when the library's path is not
-// followed (nothing is then written: the run stops as unsupported).
-func (c *Checker) writeJournalTree(n uint64, d *diskBitmaps) bool {
+// writeJournalTree creates the n-block journal from goal on: free blocks
+// are searched in found (d at the end of the run) and counted in the
+// bitmaps d (the ones to be written). It returns false when the library's
+// path is not followed (nothing is then written: the run stops as
+// unsupported).
+func (c *Checker) writeJournalTree(n uint64, d, found *diskBitmaps, goal uint64) bool {
 	f := c.fs
+	claim := func(b uint64) {
+		c.journalAllocStats(b)
+		found.blocks.Set(b)
+	}
 	bs := uint64(f.BlockSize)
 	zero := make([]byte, bs)
 	// The inode as write_journal_inode hands it to ext2fs_fallocate: the
@@ -46,34 +54,34 @@ func (c *Checker) writeJournalTree(n uint64, d *diskBitmaps) bool {
 	x.alloc = func(goal uint64) (uint64, bool) {
 		// ext2fs_alloc_block2 through e2fsck's allocator: ext2fs_new_block2
 		// over fs->block_map, the block zeroed and its alloc stats.
-		b, ok := c.nextFree(d, nil, goal)
+		b, ok := c.nextFree(found, nil, goal)
 		if !ok {
 			failed = true
 			return 0, false
 		}
 		c.writeBlock(b, zero)
-		c.journalAllocStats(b)
+		claim(b)
 		return b, true
 	}
 	x.free = func(uint64) { failed = true }
-	pblk := c.midpointJournalBlock()
+	pblk := goal
 	var first uint64
 	for lblk := uint64(0); lblk < n; {
 		// ext2fs_new_range(fs, 0, pblk, fillable): the first free run at
 		// or after pblk (wrapping to the first data block), as long as
 		// it lasts.
-		start, ok := c.nextFree(d, nil, pblk)
+		start, ok := c.nextFree(found, nil, pblk)
 		if !ok {
 			return false
 		}
 		want := min(n-lblk, uint64(ondisk.ExtentInitMaxLen))
 		l := uint64(0)
-		for l < want && start+l < f.BlocksCount && !d.blocks.Test(start+l) {
+		for l < want && start+l < f.BlocksCount && !found.blocks.Test(start+l) {
 			l++
 		}
 		// claim_range.
 		for k := uint64(0); k < l; k++ {
-			c.journalAllocStats(start + k)
+			claim(start + k)
 		}
 		if x.addIBlocks(l) != nil {
 			return false
