@@ -269,22 +269,27 @@ func TestJournalRecreateFragmented(t *testing.T) {
 		// inode area): the journal is made before it, from pass 1's
 		// found map.
 		restart bool
+		// files of three blocks (clusters) each are written, every
+		// other one removed.
+		files int
 	}{
-		{"1k", testfs.Spec{FSType: "ext4", Size: 8 << 20, BlockSize: 1024, Features: "^has_journal"}, "size=1", false},
-		{"4k-nocsum", testfs.Spec{FSType: "ext4", Size: 32 << 20, BlockSize: 4096, Features: "^has_journal,^metadata_csum"}, "size=4", false},
-		{"1k-restart", testfs.Spec{FSType: "ext4", Size: 8 << 20, BlockSize: 1024, Features: "^has_journal"}, "size=1", true},
+		{"1k", testfs.Spec{FSType: "ext4", Size: 8 << 20, BlockSize: 1024, Features: "^has_journal"}, "size=1", false, 1400},
+		{"4k-nocsum", testfs.Spec{FSType: "ext4", Size: 32 << 20, BlockSize: 4096, Features: "^has_journal,^metadata_csum"}, "size=4", false, 1400},
+		{"1k-restart", testfs.Spec{FSType: "ext4", Size: 8 << 20, BlockSize: 1024, Features: "^has_journal"}, "size=1", true, 1400},
+		// Whole clusters: runs of three, a tree block takes a cluster.
+		{"bigalloc", testfs.Spec{FSType: "ext4", Size: 64 << 20, BlockSize: 4096, ClusterSize: 16384, Features: "^has_journal,bigalloc"}, "size=4", false, 600},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			const files = 1400
 			spec := tc.spec
+			unit := max(spec.BlockSize, spec.ClusterSize)
 			spec.Populate = func(tr *testfs.Tree) {
-				for i := range files {
-					tr.File(fmt.Sprintf("f%d", i), int64(3*spec.BlockSize))
+				for i := range tc.files {
+					tr.File(fmt.Sprintf("f%d", i), int64(3*unit))
 				}
 			}
 			img := testfs.MkImage(t, spec)
 			var rm []string
-			for i := 0; i < files; i += 2 {
+			for i := 0; i < tc.files; i += 2 {
 				rm = append(rm, fmt.Sprintf("rm f%d", i))
 			}
 			testfs.Debugfs(t, img, rm...)

@@ -106,7 +106,7 @@ func (c *Checker) recreateJournal() {
 		if plan, ok = c.planJournal(uint64(n), d, c.midpointJournalBlock()); !ok {
 			// More runs than the inode's four extents: the library's
 			// extent tree (journal_tree.go).
-			if tree = c.journalTreeModelled(); !tree {
+			if tree = c.journalTreeModelled(false); !tree {
 				c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 				return
 			}

@@ -58,7 +58,7 @@ func (c *Checker) recreateJournalForRestart() bool {
 		if ok && f.ClusterBits != 0 {
 			ok = journalOneRunAt(plan, goal)
 		}
-		if !ok && c.journalTreeModelled() {
+		if !ok && c.journalTreeModelled(true) {
 			// More runs than four extents: the extent tree
 			// (journal_tree.go).
 			ok, tree = true, true

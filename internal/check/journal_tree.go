@@ -17,12 +17,14 @@ import (
 // handle is pass1e_handle.go's. Before a restart (journal_restart.go) the
 // free runs and tree blocks come from pass 1's found map instead, which
 // the claims mark too (e2fsck's alloc-stats callbacks), while the stats
-// go to the bitmaps read from the disk. Not on bigalloc.
+// go to the bitmaps read from the disk. On bigalloc (at the end of the
+// run only: before a restart e2fsck's found map has a bit per block) the
+// runs are of whole clusters and a tree block takes a cluster.
 
 // journalTreeModelled reports whether writeJournalTree can follow the
 // library for this filesystem.
-func (c *Checker) journalTreeModelled() bool {
-	return c.sb.HasIncompat(ondisk.IncompatExtents) && c.fs.ClusterBits == 0
+func (c *Checker) journalTreeModelled(restart bool) bool {
+	return c.sb.HasIncompat(ondisk.IncompatExtents) && (c.fs.ClusterBits == 0 || !restart)
 }
 
 // writeJournalTree creates the n-block journal from goal on: free blocks
@@ -32,9 +34,14 @@ func (c *Checker) journalTreeModelled() bool {
 // unsupported).
 func (c *Checker) writeJournalTree(n uint64, d, found *diskBitmaps, goal uint64) bool {
 	f := c.fs
+	ratio := uint64(1) << f.ClusterBits
+	// claim is the alloc stats of the cluster holding b (every block of
+	// it, so that the superblock's count drops by the ratio).
 	claim := func(b uint64) {
-		c.journalAllocStats(b)
-		found.blocks.Set(b)
+		for k := b &^ (ratio - 1); k < (b|(ratio-1))+1 && k < f.BlocksCount; k++ {
+			c.journalAllocStats(k)
+		}
+		found.blocks.Set(f.ClusterOf(b))
 	}
 	bs := uint64(f.BlockSize)
 	zero := make([]byte, bs)
@@ -74,16 +81,19 @@ func (c *Checker) writeJournalTree(n uint64, d, found *diskBitmaps, goal uint64)
 		if !ok {
 			return false
 		}
-		want := min(n-lblk, uint64(ondisk.ExtentInitMaxLen))
+		want := min(n-lblk, uint64(ondisk.ExtentInitMaxLen)&^(ratio-1))
 		l := uint64(0)
-		for l < want && start+l < f.BlocksCount && !found.blocks.Test(start+l) {
-			l++
+		for l < want && start+l+ratio <= f.BlocksCount && !found.blocks.Test(f.ClusterOf(start+l)) {
+			l += ratio
+		}
+		if l == 0 || l > want {
+			return false
 		}
 		// claim_range.
-		for k := uint64(0); k < l; k++ {
+		for k := uint64(0); k < l; k += ratio {
 			claim(start + k)
 		}
-		if x.addIBlocks(l) != nil {
+		if x.addIBlocks(l/ratio) != nil {
 			return false
 		}
 		// ext2fs_extent_goto, then insert before or after the current
