@@ -312,3 +312,37 @@ func TestJournalRecreateFragmented(t *testing.T) {
 		})
 	}
 }
+
+// TestJournalRecreateFastCommit: with fast_commit the re-created journal
+// has a 64th more blocks for fast commits (ext2fs_get_journal_params):
+// the transcript names the normal blocks only, the inode and s_maxlen
+// cover both, s_num_fc_blks the fast-commit area; at the end of the run,
+// on bigalloc, and before a restart.
+func TestJournalRecreateFastCommit(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	drop := []string{"clri <8>", "ssv jnl_backup_type 0"}
+	unusedArea := func(t *testing.T, img string) []string {
+		ipg, _ := strconv.Atoi(testfs.Superblock(t, img)["Inodes per group"])
+		unused := ipg - int(testfs.Ino(t, img, "a/two")) + 1
+		return append(slices.Clone(drop), fmt.Sprintf("set_bg 0 free_inodes_count %d", unused),
+			fmt.Sprintf("set_bg 0 itable_unused %d", unused), "set_bg 0 checksum calc")
+	}
+	dropOnly := func(*testing.T, string) []string { return drop }
+	for _, tc := range []struct {
+		name    string
+		spec    testfs.Spec
+		damage  func(t *testing.T, img string) []string
+		restart bool
+	}{
+		{"4k", testfs.Spec{FSType: "ext4", Size: 32 << 20, BlockSize: 4096, Features: "fast_commit", Populate: populate}, dropOnly, false},
+		{"1k", testfs.Spec{FSType: "ext4", Size: 16 << 20, BlockSize: 1024, Features: "fast_commit", Populate: populate}, dropOnly, false},
+		{"bigalloc", testfs.Spec{FSType: "ext4", Size: 32 << 20, BlockSize: 4096, Features: "fast_commit,bigalloc", ClusterSize: 16384, Populate: populate}, dropOnly, false},
+		{"restart-pass2", testfs.Spec{FSType: "ext4", Size: 16 << 20, BlockSize: 4096, Features: "fast_commit", ExtraArgs: []string{"-g", "1024"}, Populate: populate}, unusedArea, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			img := testfs.MkImage(t, tc.spec)
+			testfs.Debugfs(t, img, tc.damage(t, img)...)
+			compareRecreated(t, img, tc.restart, []string{"<8>"})
+		})
+	}
+}

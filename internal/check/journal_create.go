@@ -47,6 +47,19 @@ func (c *Checker) dropJournal() {
 	c.clearRecover(true)
 }
 
+// journalParams is ext2fs_get_journal_params for a journal of n blocks
+// (the default size): with fast_commit, a 64th more for fast commits. It
+// returns the whole journal's blocks and the fast-commit ones.
+func (c *Checker) journalParams(n int) (total, fc uint64) {
+	if n < 0 {
+		return 0, 0
+	}
+	if c.sb.HasCompat(ondisk.CompatFastCommit) {
+		fc = uint64(n) / 64 // EXT2_JOURNAL_TO_FC_BLKS_RATIO
+	}
+	return uint64(n) + fc, fc
+}
+
 // defaultJournalSize is ext2fs_default_journal_size (-1: too small).
 func defaultJournalSize(blocks uint64) int {
 	switch {
@@ -88,13 +101,14 @@ func (c *Checker) recreateJournal() {
 	f := c.fs
 	n := defaultJournalSize(f.BlocksCount)
 	d := c.repair.final
-	if n < 0 || d == nil || c.sb.HasCompat(ondisk.CompatFastCommit) || !c.journalClustersModelled(uint64(n)) {
+	total, fc := c.journalParams(n)
+	if n < 0 || d == nil || !c.journalClustersModelled(total) {
 		c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 		return
 	}
 	// Not enough room: the library allocates every free block before it
 	// fails (a fuller tree would need even more).
-	full := c.freeBlocksFor(d) < uint64(n)
+	full := c.freeBlocksFor(d) < total
 	if full && (f.ClusterBits != 0 || !c.journalNoSpaceSimple(d)) {
 		c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 		return
@@ -103,7 +117,7 @@ func (c *Checker) recreateJournal() {
 	tree := false
 	if !full {
 		var ok bool
-		if plan, ok = c.planJournal(uint64(n), d, c.midpointJournalBlock()); !ok {
+		if plan, ok = c.planJournal(total, d, c.midpointJournalBlock()); !ok {
 			// More runs than the inode's four extents: the library's
 			// extent tree (journal_tree.go).
 			if tree = c.journalTreeModelled(false); !tree {
@@ -123,17 +137,17 @@ func (c *Checker) recreateJournal() {
 		return
 	}
 	if full {
-		c.journalNoSpace(d, uint64(n))
+		c.journalNoSpace(d, total)
 		c.log("Could not allocate block in ext2 filesystem: while trying to create journal\n")
 		return
 	}
 	if tree {
-		if !c.writeJournalTree(uint64(n), d, d, c.midpointJournalBlock()) {
+		if !c.writeJournalTree(total, fc, d, d, c.midpointJournalBlock()) {
 			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 			return
 		}
 	} else {
-		c.writeJournal(plan, uint64(n))
+		c.writeJournal(plan, total, fc)
 	}
 	c.log(" Done.\n")
 	c.log("\n*** journal has been regenerated ***\n")
@@ -422,7 +436,7 @@ func (c *Checker) planJournal(n uint64, d *diskBitmaps, goal uint64) (*journalPl
 // mapping blocks, the journal superblock in the first block, inode 8, the
 // allocation in the bitmaps and counts, and the superblock's journal
 // fields and inode backup.
-func (c *Checker) writeJournal(p *journalPlan, n uint64) {
+func (c *Checker) writeJournal(p *journalPlan, n, fc uint64) {
 	f := c.fs
 	zero := make([]byte, f.BlockSize)
 	for _, b := range p.data {
@@ -433,13 +447,14 @@ func (c *Checker) writeJournal(p *journalPlan, n uint64) {
 		c.writeBlock(b, p.metaBuf[b])
 		c.journalAllocStats(b)
 	}
-	c.writeJournalInode(p.data[0], p.iblock[:], uint64(len(p.data)+len(p.meta)), n)
+	c.writeJournalInode(p.data[0], p.iblock[:], uint64(len(p.data)+len(p.meta)), n, fc)
 }
 
 // writeJournalInode ends the journal's creation: the journal superblock
-// in its first block (first), inode 8 with iblock and nblocks blocks, and
-// the superblock's journal fields and inode backup.
-func (c *Checker) writeJournalInode(first uint64, iblock []byte, nblocks, n uint64) {
+// in its first block (first; n blocks, fc of them for fast commits),
+// inode 8 with iblock and nblocks blocks, and the superblock's journal
+// fields and inode backup.
+func (c *Checker) writeJournalInode(first uint64, iblock []byte, nblocks, n, fc uint64) {
 	f := c.fs
 	sb := c.sb
 	jsb := make([]byte, f.BlockSize)
@@ -447,9 +462,10 @@ func (c *Checker) writeJournalInode(first uint64, iblock []byte, nblocks, n uint
 	binary.BigEndian.PutUint32(jsb[0x04:], 4) // JBD2_SUPERBLOCK_V2
 	binary.BigEndian.PutUint32(jsb[0x0C:], uint32(f.BlockSize))
 	binary.BigEndian.PutUint32(jsb[0x10:], uint32(n))
-	binary.BigEndian.PutUint32(jsb[0x14:], 1) // s_first
-	binary.BigEndian.PutUint32(jsb[0x18:], 1) // s_sequence
-	binary.BigEndian.PutUint32(jsb[0x40:], 1) // s_nr_users
+	binary.BigEndian.PutUint32(jsb[0x14:], 1)          // s_first
+	binary.BigEndian.PutUint32(jsb[0x18:], 1)          // s_sequence
+	binary.BigEndian.PutUint32(jsb[0x40:], 1)          // s_nr_users
+	binary.BigEndian.PutUint32(jsb[0x54:], uint32(fc)) // s_num_fc_blks
 	uuid := sb.UUID()
 	copy(jsb[0x30:0x40], uuid[:])
 	c.writeBlock(first, jsb)

@@ -35,7 +35,8 @@ func (c *Checker) journalBeforeRestart() bool {
 func (c *Checker) recreateJournalForRestart() bool {
 	f := c.fs
 	n := defaultJournalSize(f.BlocksCount)
-	if n < 0 || c.sb.HasCompat(ondisk.CompatFastCommit) || !c.journalClustersModelled(uint64(n)) || c.blockFound == nil {
+	total, fc := c.journalParams(n)
+	if n < 0 || !c.journalClustersModelled(total) || c.blockFound == nil {
 		c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 		return false
 	}
@@ -54,7 +55,7 @@ func (c *Checker) recreateJournalForRestart() bool {
 	goal := c.restartJournalGoal(d)
 	if !exists {
 		var ok bool
-		plan, ok = c.planJournal(uint64(n), &diskBitmaps{blocks: c.blockFound}, goal)
+		plan, ok = c.planJournal(total, &diskBitmaps{blocks: c.blockFound}, goal)
 		if ok && f.ClusterBits != 0 {
 			ok = journalOneRunAt(plan, goal)
 		}
@@ -80,12 +81,12 @@ func (c *Checker) recreateJournalForRestart() bool {
 	}
 	c.applyBitmapEdits(d)
 	if tree {
-		if !c.writeJournalTree(uint64(n), d, &diskBitmaps{blocks: c.blockFound}, goal) {
+		if !c.writeJournalTree(total, fc, d, &diskBitmaps{blocks: c.blockFound}, goal) {
 			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 			return false
 		}
 	} else {
-		c.writeJournal(plan, uint64(n))
+		c.writeJournal(plan, total, fc)
 	}
 	c.writeDirtyBitmapsForRestart(d)
 	c.log(" Done.\n")

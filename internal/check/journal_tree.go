@@ -27,12 +27,13 @@ func (c *Checker) journalTreeModelled(restart bool) bool {
 	return c.sb.HasIncompat(ondisk.IncompatExtents) && (c.fs.ClusterBits == 0 || !restart)
 }
 
-// writeJournalTree creates the n-block journal from goal on: free blocks
+// writeJournalTree creates the n-block journal (fc of them for fast
+// commits) from goal on: free blocks
 // are searched in found (d at the end of the run) and counted in the
 // bitmaps d (the ones to be written). It returns false when the library's
 // path is not followed (nothing is then written: the run stops as
 // unsupported).
-func (c *Checker) writeJournalTree(n uint64, d, found *diskBitmaps, goal uint64) bool {
+func (c *Checker) writeJournalTree(n, fc uint64, d, found *diskBitmaps, goal uint64) bool {
 	f := c.fs
 	ratio := uint64(1) << f.ClusterBits
 	// claim is the alloc stats of the cluster holding b (every block of
@@ -126,6 +127,6 @@ func (c *Checker) writeJournalTree(n uint64, d, found *diskBitmaps, goal uint64)
 		}
 	}
 	blocks := uint64(x.n.BlocksLo()) / (bs / 512)
-	c.writeJournalInode(first, x.n.IBlock(), blocks, n)
+	c.writeJournalInode(first, x.n.IBlock(), blocks, n, fc)
 	return true
 }
