@@ -154,17 +154,18 @@ func (r *fcReplay) block(b []byte) (bool, error) {
 	le := binary.LittleEndian
 	end := len(b) - 1
 	for cur := 0; cur < end; {
+		if r.tags == 0 {
+			return true, r.done()
+		}
 		if cur+jbd2.FCTagHeaderSize > len(b) {
 			// e2fsck reads the header past its buffer (heap bytes,
-			// not deterministic).
+			// not deterministic). Not reached: the scan counts no
+			// record after such a header.
 			return true, fcUnsupported("record header past the block")
 		}
 		tag := jbd2.FCTag(le.Uint16(b[cur:]))
 		n := int(le.Uint16(b[cur+2:]))
 		val := cur + jbd2.FCTagHeaderSize
-		if r.tags == 0 {
-			return true, r.done()
-		}
 		r.tags--
 		// The handlers read their structures from the value whatever
 		// its length says (the bytes after a short record are the

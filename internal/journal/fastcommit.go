@@ -65,6 +65,10 @@ type fcState struct {
 	curTag  int
 	numTags int
 	crc     uint32
+	// poisoned: the running checksum took in bytes past a block, which
+	// e2fsck reads from whatever memory follows its buffer; the next tail
+	// cannot match it.
+	poisoned bool
 }
 
 // ScanFastCommits scans the fast-commit area for fast commits following
@@ -120,32 +124,45 @@ func FCTagOf(b []byte) jbd2.FCTag {
 // scan stops (JBD2_FC_REPLAY_STOP) or the error that fails the recovery.
 //
 // e2fsck walks records while their start is before the block's last byte
-// and may read a header or value past the block's end; such a record is
-// treated here as the end of the fast commits (STOP, or EFSCORRUPTED when
-// none was complete), where e2fsck reads whatever memory follows.
+// and may read a header or value past the block's end, from whatever
+// memory follows its buffer. A record whose tag is in the block but whose
+// length or value is not is counted with its checksum poisoned (no tail
+// can match it after that), and the block ends there; a tail read past
+// the block does not match. Only a head read past the block, whose
+// verdict depends on those bytes, is treated as the end of the fast
+// commits (STOP, or EFSCORRUPTED when none was complete).
 func (st *fcState) scanBlock(b []byte, blk uint64, expectedTid uint32) (stop bool, err error) {
 	le := binary.LittleEndian
 	end := len(b) - 1
 	for cur := 0; cur < end; {
-		if cur+jbd2.FCTagHeaderSize > len(b) {
-			return st.overrun(blk)
-		}
+		// cur <= len(b)-2: the tag is in the block, the length may not be.
 		tag := jbd2.FCTag(le.Uint16(b[cur:]))
-		n := int(le.Uint16(b[cur+2:]))
+		headerIn := cur+jbd2.FCTagHeaderSize <= len(b)
+		n := 0
+		if headerIn {
+			n = int(le.Uint16(b[cur+2:]))
+		}
 		val := cur + jbd2.FCTagHeaderSize
 		switch tag {
 		case jbd2.FCAddRange, jbd2.FCDelRange, jbd2.FCLink, jbd2.FCUnlink,
 			jbd2.FCCreat, jbd2.FCInode, jbd2.FCPad:
-			if val+n > len(b) {
-				return st.overrun(blk)
-			}
 			st.curTag++
+			if !headerIn || val+n > len(b) {
+				// Checksummed with bytes past the block, which ends.
+				st.poisoned = true
+				return false, nil
+			}
 			st.crc = csum.Crc32c(st.crc, b[cur:val+n])
 		case jbd2.FCTail:
-			if val+8 > len(b) {
-				return st.overrun(blk)
-			}
 			st.curTag++
+			if !headerIn || val+8 > len(b) || st.poisoned {
+				// The tail or the checksum has bytes from past a
+				// block: no match.
+				if st.numTags != 0 {
+					return true, nil
+				}
+				return true, fmt.Errorf("journal: fast commit tail at log block %d: %w", blk, ErrChecksum)
+			}
 			st.crc = csum.Crc32c(st.crc, b[cur:val+4])
 			tid, crc := le.Uint32(b[val:]), le.Uint32(b[val+4:])
 			if tid == expectedTid && crc == st.crc {
@@ -157,7 +174,7 @@ func (st *fcState) scanBlock(b []byte, blk uint64, expectedTid uint32) (stop boo
 			}
 			st.crc = 0
 		case jbd2.FCHead:
-			if val+8 > len(b) {
+			if !headerIn || val+8 > len(b) {
 				return st.overrun(blk)
 			}
 			if le.Uint32(b[val:])&^fcSupportedFeatures != 0 {
@@ -166,10 +183,11 @@ func (st *fcState) scanBlock(b []byte, blk uint64, expectedTid uint32) (stop boo
 			if le.Uint32(b[val+4:]) != expectedTid {
 				return true, &FCErrno{Errno: errnoEINVAL, Text: "Invalid argument", Off: blk}
 			}
-			if val+n > len(b) {
-				return st.overrun(blk)
-			}
 			st.curTag++
+			if val+n > len(b) {
+				st.poisoned = true
+				return false, nil
+			}
 			st.crc = csum.Crc32c(st.crc, b[cur:val+n])
 		default:
 			if st.numTags != 0 {
