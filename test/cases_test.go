@@ -209,6 +209,11 @@ func ext2Cases() []dcase {
 	cs := commonCases()
 	return append(cs,
 		dbgCase("blk0-out-of-range", "sif /dir/file block[0] 9999999"),
+		// A doubly indirect block on the inode bitmap: pass 1 ignores the
+		// out-of-range blocks it maps (they sit in critical metadata), but
+		// pass 1B's walk warns (the library's bitmap test) and ends with
+		// "Illegal indirect block found".
+		do("pass1b-dind-on-inode-bitmap", func(c *cx) { c.dbgf("sif /dir/file block[DIND] %d", c.group(0, "Inode bitmap")) }),
 		dbgCase("blk0-superblock", "sif /dir/file block[0] 1"),
 		do("blk0-inode-table", func(c *cx) { c.dbgf("sif /dir/file block[0] %d", c.group(0, "Inode table")) }),
 		do("blk0-duplicate", func(c *cx) { c.dbgf("sif /dir/file2 block[0] %d", c.data("/dir/file", 0)) }),
@@ -220,6 +225,9 @@ func ext2Cases() []dcase {
 		dbgCase("extents-fl-no-feature", "sif /dir/file flags 0x80000"),
 		dbgCase("inline-fl-no-feature", "sif /dir/small flags 0x10000000"),
 		dbgCase("slow-symlink-block-out-of-range", "sif /dir/slow block[0] 9999999"),
+		// A declined i_blocks_hi fix leaves the symlink out of the bad
+		// map: its entry's file type is then checked against its mode.
+		dbgCase("fast-symlink-blocks-hi", "sif /dir/fast blocks_hi 1"),
 		dbgCase("sb-first-data-block", "ssv first_data_block 0"),
 		dbgCase("sb-blocks-per-group", "ssv blocks_per_group 1000"),
 		dbgCase("sb-inodes-per-group", "ssv inodes_per_group 7"),
@@ -299,6 +307,13 @@ func extentCases() []dcase {
 func csumCases() []dcase {
 	return []dcase{
 		dbgCase("inode-csum", "sif /dir/file checksum 0x1234"),
+		// Passes 2 and 4 reread some inodes with the library's checked
+		// read: under -n the checksum pass 1 was not allowed to fix stops
+		// e2fsck there (check_filetype reads a symlink; pass 4 reads an
+		// inode nothing links to, or one whose count is wrong).
+		dbgCase("inode-csum-filetype", "sif /dir/fast checksum 0x1234"),
+		dbgCase("inode-csum-unlinked", "sif /dir/file2 checksum 0x1234", "unlink /dir/file2"),
+		dbgCase("inode-csum-links", "sif /dir/file links_count 3", "sif /dir/file checksum 0x1234"),
 		dbgCase("bg1-csum", "set_bg 1 checksum 0x1234"),
 		dbgCase("bg0-block-bitmap-csum", "set_bg 0 block_bitmap_csum 0x1234"),
 		dbgCase("bg0-inode-bitmap-csum", "set_bg 0 inode_bitmap_csum 0x1234"),
@@ -374,8 +389,23 @@ func ext4Cases() []dcase {
 		noEffect("noeffect-crtime", "sif /dir/file crtime 20190101000000"),
 		noEffect("noeffect-file-size-grow", "sif /dir/sparse size 2000000"),
 		noEffect("noeffect-projid", "sif /dir/file projid 7"),
+		// An inode that fails its checksum makes the library's extent
+		// and directory block checksums fail too: they reread the inode
+		// (256-byte inodes are not served from pass 1's copy). The extent
+		// block of /dir/sparse is then reported; a directory turned socket
+		// does not look like a directory (its block fails to read), so
+		// it is not made one again.
+		do("etb-inode-csum-bad", func(c *cx) { c.flipByte(c.inodeOff("/dir/sparse") + 0x93) }),
+		do("dir-socket-csum-bad", func(c *cx) {
+			c.dbg("sif /dir/sub mode 0140755")
+			c.flipByte(c.inodeOff("/dir/sub") + 0x93)
+		}),
 	)
 }
+
+// flipByte inverts bit 4 of the byte at off (an edit that leaves every
+// checksum as it was).
+func (c *cx) flipByte(off int64) { c.write(off, []byte{c.read(off, 1)[0] ^ 0x10}) }
 
 func noflexCases() []dcase {
 	return []dcase{
@@ -486,6 +516,10 @@ func inlineCases() []dcase {
 		do("inline-feature-cleared", func(c *cx) { c.ssvAndNot("feature_incompat", offIncompat, 0x8000) }),
 		dbgCase("lpf-inline", "sif /lost+found flags 0x10000000"),
 		dbgCase("inline-dir-links", "sif /inldir links_count 9"),
+		// ext2fs_inline_data_size fails on the directory's checksum:
+		// check_dir_block skips the directory (its DIRENT_ABORT does not
+		// end the walk), so its entries are not counted.
+		dbgCase("inline-dir-csum", "sif /inldir checksum 0x1234"),
 		// system.data sizes that are not a multiple of 4 (PR_2_BAD_INLINE_DIR_SIZE):
 		// cut back to i_block, rounded up (the rest salvaged), and rounded
 		// up with no room left in the inode (4 bytes less).
@@ -497,7 +531,27 @@ func inlineCases() []dcase {
 		dbgCase("inline-dir-ea-block-size-65", "ea_set /inldir user.big "+strings.Repeat("v", 300), "ea_set /inldir system.data xxxxx"),
 		dbgCase("inline-dir-ea-block-size-73", "ea_set /inldir user.big "+strings.Repeat("v", 300), "ea_set /inldir system.data xxxxxxxxxxxxx"),
 		noEffect("noeffect-uid", "sif /dir/tiny uid 1234"),
+		// The library reads every attribute before it looks system.data
+		// up: a bad entry hash (it then looks for an old Lustre EA inode,
+		// inode 0) and an i_extra_isize that is not a multiple of 4 are
+		// errors pass 1 does not expect, and e2fsck aborts.
+		do("inline-ea-hash-bad", func(c *cx) { c.write(c.ibodyEntry("/dir/small")+12, le32(0x100)) }),
+		do("inline-extra-isize-odd", func(c *cx) { c.write(c.inodeOff("/dir/small")+128, le16(33)) }),
+		// A name padded with NULs still names system.data (a C string).
+		do("inline-ea-name-nul", func(c *cx) { c.write(c.ibodyEntry("/dir/small"), u8(6)) }),
+		// An empty value may have any offset: the end marker after
+		// system.data becomes an empty attribute far out, which neither
+		// the library nor check_ea_in_inode rejects (only the inode
+		// checksum fails).
+		do("inline-ea-empty-value-far-offset", func(c *cx) { c.write(c.ibodyEntry("/dir/small")+20+3, u8(0x86)) }),
 	}
+}
+
+// ibodyEntry is the offset of the first in-inode xattr entry of p.
+func (c *cx) ibodyEntry(p string) int64 {
+	off := c.inodeOff(p)
+	extra := int64(binary.LittleEndian.Uint16(c.read(off+128, 2)))
+	return off + 128 + extra + 4
 }
 
 func metabgCases() []dcase {

@@ -367,6 +367,9 @@ func (c *Checker) processBlock(w *blockWalk, blk uint64, blockcnt int64, ref uin
 	}
 	if blockcnt < 0 && w.ino != ondisk.ResizeIno && blk < f.BlocksCount && c.blockMeta.Test(f.ClusterOf(blk)) {
 		c.fix(problem.Problem{Code: problem.PR_1_CRITICAL_METADATA_COLLISION, Ino: w.ino, Blk: blk})
+		if c.repairing() {
+			c.p1.restartLater = true
+		}
 	}
 	if code != 0 {
 		w.numIllegal++

@@ -33,6 +33,9 @@ func (c *Checker) iterateDirOpt(dir uint32, verify bool, fn func(ino uint32, nam
 	if !n.IsDir() {
 		return false
 	}
+	if verify && c.inodeCsumFails(dir, n) {
+		return false // ext2fs_check_directory's read fails
+	}
 	if n.Flags()&ondisk.FlagInlineData != 0 {
 		ib := n.IBlock()
 		if !fn(dir, []byte(".")) {

@@ -68,7 +68,9 @@ func (c *Checker) passDup() {
 				}
 				lc := uint64(blockcnt) >> f.ClusterBits
 				pc := f.ClusterOf(b)
-				if c.blockDup.Test(pc) {
+				if c.dupMapOutOfRange(b) {
+					c.dupMapRangeWarning(b)
+				} else if c.blockDup.Test(pc) {
 					if ino != ondisk.BadBlocksIno {
 						if cur.lastBlk+1 != b {
 							if cur.lastBlk != 0 {
@@ -103,8 +105,9 @@ func (c *Checker) passDup() {
 				}
 				cur.curCl, cur.physCl = lc, pc
 			}
+			var iterErr string
 			if c.hasValidBlocks(n) || ino == ondisk.BadBlocksIno {
-				c.iterateBlocks(s, n, visit)
+				iterErr = c.iterateBlocksErr(s, n, visit)
 			}
 			if c.sb.HasCompat(ondisk.CompatExtAttr) {
 				if acl := n.FileACL(c.sb.Is64bit()); acl != 0 {
@@ -119,6 +122,9 @@ func (c *Checker) passDup() {
 				if ino >= f.FirstIno || ino == ondisk.RootIno {
 					dupInodeCount++
 				}
+			}
+			if iterErr != "" {
+				c.fix(problem.Problem{Code: problem.PR_1B_BLOCK_ITERATE, Ino: ino, Str: "pass1b", Err: iterErr})
 			}
 		}
 	}
@@ -268,11 +274,17 @@ func (c *Checker) reportDupRun(ino uint32, lo, hi uint64) {
 // blocks they map, data blocks with their logical number. Bounded by the
 // tree shapes the format allows.
 func (c *Checker) iterateBlocks(s *inodeScratch, n ondisk.Inode, visit func(b uint64, blockcnt int64)) {
+	c.iterateBlocksErr(s, n, visit)
+}
+
+// iterateBlocksErr is iterateBlocks returning the error that
+// ext2fs_block_iterate3 returns for a block-mapped inode ("" for none).
+func (c *Checker) iterateBlocksErr(s *inodeScratch, n ondisk.Inode, visit func(b uint64, blockcnt int64)) string {
 	f := c.fs
 	if n.Flags()&ondisk.FlagExtents != 0 {
 		root := ondisk.ExtentHeader(n.IBlock())
 		if root.Verify() != nil {
-			return
+			return ""
 		}
 		// The library keeps a running logical block count: a leaf
 		// extent that ends at or before it is skipped, and one that
@@ -315,47 +327,81 @@ func (c *Checker) iterateBlocks(s *inodeScratch, n ondisk.Inode, visit func(b ui
 			}
 		}
 		walk(root, 0, int(root.Depth()))
-		return
+		return ""
 	}
 	for i := 0; i < 12; i++ {
 		visit(uint64(n.Block(i)), int64(i))
 	}
 	per := int64(f.BlockSize / 4)
-	var walkInd func(blk uint64, level int, base, meta int64)
-	walkInd = func(blk uint64, level int, base, meta int64) {
-		visit(blk, meta)
+	span := func(level int) int64 {
+		sp := int64(1)
+		for k := 0; k < level; k++ {
+			sp *= per
+		}
+		return sp
+	}
+	// bcount is the library's running logical block number: a mapping
+	// block that is out of range stops its subtree without advancing it.
+	bcount := int64(12)
+	var iterErr string
+	// walkInd is block_iterate_ind (level 1), _dind (2) and _tind (3):
+	// the mapping block is visited first; out of range, it ends the walk
+	// of its parent with the library's error (the top level goes on).
+	var walkInd func(blk uint64, level int) bool
+	walkInd = func(blk uint64, level int) bool {
+		visit(blk, -int64(level))
 		if blk < f.FirstDataBlock || blk >= f.BlocksCount {
-			return
+			iterErr = badMapBlockErr[level]
+			return false
 		}
 		buf := s.levels[level]
 		if f.ReadBlock(blk, buf) != nil {
-			return
-		}
-		span := int64(1)
-		for k := 1; k < level; k++ {
-			span *= per
+			bcount += span(level)
+			return true
 		}
 		for i := int64(0); i < per; i++ {
 			child := uint64(leU32(buf[4*i:]))
-			if child == 0 {
+			if level == 1 {
+				if child != 0 {
+					visit(child, bcount)
+				}
+				bcount++
 				continue
 			}
-			if level == 1 {
-				visit(child, base+i)
-			} else {
-				walkInd(child, level-1, base+i*span, meta+1)
+			if child == 0 {
+				bcount += span(level - 1)
+				continue
+			}
+			if !walkInd(child, level-1) {
+				return false
 			}
 		}
+		return true
 	}
-	base := int64(12)
 	for level := 1; level <= 3; level++ {
-		span := int64(1)
-		for k := 0; k < level; k++ {
-			span *= per
-		}
 		if b := uint64(n.Block(11 + level)); b != 0 {
-			walkInd(b, level, base, -int64(level))
+			walkInd(b, level)
+		} else {
+			bcount += span(level)
 		}
-		base += span
 	}
+	return iterErr
 }
+
+// dupMapRangeWarning is what the library prints when the multiply
+// claimed block map is tested with a block outside the file system (it
+// then answers "not set").
+func (c *Checker) dupMapRangeWarning(b uint64) {
+	c.diag("Illegal block number passed to ext2fs_test_block_bitmap #%d for multiply claimed block map\n", c.fs.ClusterOf(b))
+}
+
+// dupMapOutOfRange reports whether block b lies outside the clusters the
+// multiply claimed block map covers.
+func (c *Checker) dupMapOutOfRange(b uint64) bool {
+	f := c.fs
+	return f.ClusterOf(b) < f.ClusterOf(f.FirstDataBlock) || f.ClusterOf(b) > f.ClusterOf(f.BlocksCount-1)
+}
+
+// badMapBlockErr is the library's error for an indirect (1), doubly (2)
+// or triply (3) indirect block number outside the file system.
+var badMapBlockErr = [4]string{"", "Illegal indirect block found", "Illegal doubly indirect block found", "Illegal triply indirect block found"}

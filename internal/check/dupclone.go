@@ -36,6 +36,10 @@ type cloneState struct {
 	dirBlocks  map[uint32]int // logical block -> index in c.dblist
 	err        string         // an allocation or read failure (clone_struct's errcode)
 	iterErr    string         // the block iteration failed (remapping an extent)
+	// badInd is set when a mapping block is out of range: the library's
+	// iterator ends the walk of the blocks that map it (the top level
+	// goes on with the next one), with iterErr its error.
+	badInd bool
 }
 
 // decrementBadcount is e2fsck's decrement_badcount: a cluster with one
@@ -75,6 +79,10 @@ func (cs *cloneState) block(b uint64, blockcnt int64) (uint64, bool) {
 	if lc == cs.dupCluster && cs.allocBlock != 0 {
 		newBlk = cs.allocBlock
 	} else {
+		if c.dupMapOutOfRange(b) {
+			c.dupMapRangeWarning(b)
+			return b, false
+		}
 		if b >= f.BlocksCount || !c.blockDup.Test(f.ClusterOf(b)) {
 			return b, false
 		}
@@ -277,6 +285,7 @@ func (cs *cloneState) blockMap(n ondisk.Inode) bool {
 				binary.LittleEndian.PutUint32(slot, uint32(nb))
 				changed = true
 			}
+			cs.badInd = false
 		}
 		base += span
 		if cs.err != "" {
@@ -293,7 +302,12 @@ func (cs *cloneState) indirect(b uint64, level int, base int64) (uint64, bool) {
 	c := cs.c
 	f := c.fs
 	nb, changed := cs.block(b, -int64(level))
-	if cs.err != "" || nb < f.FirstDataBlock || nb >= f.BlocksCount {
+	if cs.err != "" {
+		return nb, changed
+	}
+	if nb < f.FirstDataBlock || nb >= f.BlocksCount {
+		cs.iterErr = badMapBlockErr[level]
+		cs.badInd = true
 		return nb, changed
 	}
 	buf := make([]byte, f.BlockSize)
@@ -306,7 +320,7 @@ func (cs *cloneState) indirect(b uint64, level int, base int64) (uint64, bool) {
 		span *= per
 	}
 	dirty := false
-	for i := int64(0); i < per && cs.err == ""; i++ {
+	for i := int64(0); i < per && cs.err == "" && !cs.badInd; i++ {
 		child := uint64(leU32(buf[4*i:]))
 		if child == 0 {
 			continue
@@ -375,7 +389,15 @@ func (c *Checker) deleteDupFile(di *dupInode, clusters map[uint64]*dupCluster) {
 			return
 		}
 		lc := uint64(blockcnt) >> f.ClusterBits
-		if b < f.BlocksCount && c.blockDup.Test(f.ClusterOf(b)) {
+		if b >= f.BlocksCount {
+			// The library's bitmap test warns, then its allocation
+			// statistics refuse the block.
+			if c.dupMapOutOfRange(b) {
+				c.dupMapRangeWarning(b)
+			}
+			c.diag("ext2fs_block_alloc_stats: Illegal block number: %d\n", b)
+			dupBlocks++
+		} else if c.blockDup.Test(f.ClusterOf(b)) {
 			if dc := clusters[f.ClusterOf(b)]; dc != nil && lc != curCluster {
 				c.decrementBadcount(b, dc)
 				dupBlocks++
@@ -389,7 +411,9 @@ func (c *Checker) deleteDupFile(di *dupInode, clusters map[uint64]*dupCluster) {
 		curCluster = lc
 	}
 	if c.hasValidBlocks(n) {
-		c.iterateBlocks(c.newScratch(), n, visit)
+		if err := c.iterateBlocksErr(c.newScratch(), n, visit); err != "" {
+			c.fix(problem.Problem{Code: problem.PR_1B_BLOCK_ITERATE, Ino: ino, Str: "delete_file", Err: err})
+		}
 	}
 	c.inodeBad.Clear(uint64(ino))
 	c.inodeReg.Clear(uint64(ino))

@@ -202,6 +202,9 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 			if w.ino != ondisk.ResizeIno && pblk < f.BlocksCount && c.blockMeta.Test(f.ClusterOf(pblk)) {
 				next = false
 				c.fix(problem.Problem{Code: problem.PR_1_CRITICAL_METADATA_COLLISION, Ino: w.ino, Blk: pblk})
+				if c.repairing() {
+					c.p1.restartLater = true
+				}
 			}
 			if level+1 >= maxScanDepth {
 				x.err, x.op, x.errBlk, x.errLblk = "Extent tree too deep", "EXT2_EXTENT_DOWN", pblk, lblk
@@ -248,7 +251,7 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 			childCsumBad := false
 			if f.MetadataCsum {
 				sum, stored, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, w.ino, w.n.Generation())
-				childCsumBad = !ok || sum != stored
+				childCsumBad = !ok || sum != stored || c.csumInodeRereadFails(x.s, w.ino)
 			}
 			var first uint64
 			if level+1 == x.maxDepth {
@@ -497,4 +500,32 @@ func (c *Checker) fixInode(q problem.Problem, n ondisk.Inode) bool {
 		q.Inode = c.inodeInfo(n)
 	}
 	return c.fix(q)
+}
+
+// csumInodeRereadFails reports whether a library checksum check in pass 1
+// fails for want of the inode: the extent block and directory block
+// checksums reread inode ino with a checked ext2fs_read_inode (for its
+// generation), and that read fails while the inode on disk does not
+// match its own checksum. Pass 1 answers that read from the inode being
+// checked, unchecked, only on 128-byte inode file systems
+// (e2fsck_use_inode_shortcuts); otherwise an inode a fix has not
+// rewritten fails every such check.
+func (c *Checker) csumInodeRereadFails(s *inodeScratch, ino uint32) bool {
+	f := c.fs
+	if !f.MetadataCsum || f.InodeSize <= ondisk.GoodOldInodeSize {
+		return false
+	}
+	if s.ioIno == 0 && c.p1.wrote {
+		// A fix wrote the inode being checked (a pass-1 worker's writes
+		// are not on disk yet): the library's cache serves it.
+		return false
+	}
+	if s.itable == nil {
+		s.itable = make([]byte, f.BlockSize)
+		s.inode = make([]byte, f.InodeSize)
+	}
+	if f.ReadInode(ino, s.inode, s.itable) != nil {
+		return true
+	}
+	return !ondisk.Inode(s.inode).ChecksumValid(f.CsumSeed, ino)
 }

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"gofsck/internal/ondisk"
@@ -90,21 +91,11 @@ func (c *Checker) checkEAInInode(ino uint32, n ondisk.Inode, area []byte) uint64
 	var quota uint64
 	var refs []uint32 // EA inodes counted as referenced
 	off := 0
-	for {
-		if off+4 > len(entries) {
-			code = problem.PR_1_INODE_EA_ALLOC_COLLISION
-			break
-		}
-		if binary.LittleEndian.Uint32(entries[off:]) == 0 {
-			if !used.add(4+off, 4) {
-				code = problem.PR_1_INODE_EA_ALLOC_COLLISION
-			}
-			break
-		}
-		if off+ondisk.XattrEntrySize > len(entries) {
-			code = problem.PR_1_INODE_EA_ALLOC_COLLISION
-			break
-		}
+	// The walk stops, as e2fsck's, when less than an entry header remains
+	// (values count) or at the end marker; the marker's 4 bytes, wherever
+	// the walk stopped, must then fit the area without overlapping.
+	// remain never exceeds what is left of entries after off.
+	for code == 0 && remain >= ondisk.XattrEntrySize && binary.LittleEndian.Uint32(entries[off:]) != 0 {
 		nameLen := int(entries[off])
 		if !used.add(4+off, ondisk.XattrEntryLen(nameLen)) {
 			code = problem.PR_1_INODE_EA_ALLOC_COLLISION
@@ -130,13 +121,13 @@ func (c *Checker) checkEAInInode(ino uint32, n ondisk.Inode, area []byte) uint64
 				code = problem.PR_1_INODE_EA_ALLOC_COLLISION
 				break
 			}
-			if e.ValueOffs+int(e.ValueSize) > len(entries) {
-				code = problem.PR_1_INODE_EA_ALLOC_COLLISION
-				break
-			}
 			// The hash runs over whole words: the padding bytes count
-			// as they are on disk (ext2fs_ext_attr_hash_entry).
-			value := entries[e.ValueOffs:min(len(entries), e.ValueOffs+(int(e.ValueSize)+3)&^3)]
+			// as they are on disk (ext2fs_ext_attr_hash_entry). An
+			// empty value may have any offset: only the name is hashed.
+			var value []byte
+			if e.ValueSize != 0 {
+				value = entries[e.ValueOffs:min(len(entries), e.ValueOffs+(int(e.ValueSize)+3)&^3)]
+			}
 			if e.Hash != 0 && !eaHashMatches(e, value) {
 				code, num = problem.PR_1_ATTR_HASH, uint64(e.Hash)
 				break
@@ -154,6 +145,9 @@ func (c *Checker) checkEAInInode(ino uint32, n ondisk.Inode, area []byte) uint64
 			quota += q
 		}
 		off += e.EntryBytes
+	}
+	if code == 0 && !used.add(4+off, 4) {
+		code = problem.PR_1_INODE_EA_ALLOC_COLLISION
 	}
 	if code != 0 && c.fix(problem.Problem{Code: code, Ino: ino, Num: num, Inode: c.inodeInfo(n)}) {
 		// Every attribute in the inode goes: the area's magic is zeroed,
@@ -315,6 +309,12 @@ func (c *Checker) checkIsReallyDir(s *inodeScratch, ino uint32, n ondisk.Inode) 
 	}
 	buf = s.blk2
 	if c.readBlockIO(s, blk, buf) != nil {
+		return
+	}
+	// ext2fs_read_dir_block4 fails on a block that does not pass its
+	// checksum (or has neither a dirent tail nor an htree count).
+	if f.MetadataCsum && (c.csumInodeRereadFails(s, ino) ||
+		!dirBlockCsumOK(f.BlockSize, buf, f.CsumSeed, ino, n.Generation())) {
 		return
 	}
 	d, ok := ondisk.DecodeDirent(buf, 0, f.BlockSize)
@@ -513,87 +513,82 @@ func libIbodyEA(n ondisk.Inode) (area []byte, corrupt bool) {
 	return n[ondisk.GoodOldInodeSize+extra:], false
 }
 
+// xattrRead is how the library's ext2fs_xattrs_read_inode ends.
+type xattrRead uint8
+
+const (
+	// xattrReadOK: every attribute was read.
+	xattrReadOK xattrRead = iota
+	// xattrReadBroken: an error pass 1 counts as a broken attribute area
+	// (bad names, value sizes or offsets, EA block number, header or
+	// checksum, a missing EA inode flag...).
+	xattrReadBroken
+	// xattrReadFailed: any other error: an i_extra_isize that is not a
+	// multiple of 4 (EXT2_ET_INODE_CORRUPTED), a read error, or an
+	// entry hash that does not match, for which the reader looks up the
+	// value's inode as an old Lustre EA-inode reference and fails on
+	// inode 0 (EXT2_ET_BAD_INODE_NUM). Pass 1 stops the run when this
+	// happens while it looks for system.data.
+	xattrReadFailed
+)
+
 // xattrsReadable reports whether the library could read all of an inode's
 // extended attributes: the in-inode entries must fit their area and the
 // EA block, if any, must have a valid header (and checksum).
 func (c *Checker) xattrsReadable(n ondisk.Inode) bool {
+	return c.readXattrs(n, false) == xattrReadOK
+}
+
+// readXattrs follows ext2fs_xattrs_read_inode: the in-inode area, then the
+// EA block (whose checksum is not verified when ignoreCsum is set, as
+// pass 1 reads it for an inode that failed its own checksum).
+func (c *Checker) readXattrs(n ondisk.Inode, ignoreCsum bool) xattrRead {
 	f := c.fs
 	eaInodeFS := c.sb.HasIncompat(ondisk.IncompatEAInode)
 	area, corrupt := libIbodyEA(n)
 	if corrupt {
-		return false
+		return xattrReadFailed
 	}
 	if len(area) >= 4 && binary.LittleEndian.Uint32(area) == ondisk.XattrMagic {
-		entries := area[4:]
-		if !xattrLayoutOK(entries, 0, eaInodeFS) {
-			return false
-		}
-		for off := 0; ; {
-			e, end, ok := ondisk.DecodeXattrEntry(entries, off)
-			if !ok {
-				return false
-			}
-			if end {
-				break
-			}
-			if e.ValueInum == 0 && (e.ValueOffs+int(e.ValueSize) > len(entries) || e.ValueOffs < 0) {
-				return false
-			}
-			if e.ValueInum == 0 && e.Hash != 0 && !eaHashMatches(e, entries[e.ValueOffs:min(len(entries), e.ValueOffs+(int(e.ValueSize)+3)&^3)]) {
-				return false
-			}
-			off += e.EntryBytes
+		if r := c.readXattrBuffer(area[4:], 0, eaInodeFS); r != xattrReadOK {
+			return r
 		}
 	}
 	blk := n.FileACL(c.sb.Is64bit())
 	if blk == 0 {
-		return true
+		return xattrReadOK
 	}
 	if !c.sb.HasCompat(ondisk.CompatExtAttr) || blk < f.FirstDataBlock || blk >= f.BlocksCount {
-		return false
+		return xattrReadBroken
 	}
 	buf := make([]byte, f.BlockSize)
 	if f.ReadBlock(blk, buf) != nil {
-		return false
+		return xattrReadFailed
 	}
 	x := ondisk.XattrBlock(buf)
 	if (x.Magic() != ondisk.XattrMagic && x.Magic() != ondisk.XattrMagicV1) || x.Blocks() != 1 {
-		return false
+		return xattrReadBroken
 	}
-	if f.MetadataCsum && x.ComputeChecksum(f.CsumSeed, blk) != x.Checksum() {
-		return false
+	if !ignoreCsum && f.MetadataCsum && x.ComputeChecksum(f.CsumSeed, blk) != x.Checksum() {
+		return xattrReadBroken
 	}
-	if !xattrLayoutOK(buf, ondisk.XattrHeaderSize, eaInodeFS) {
-		return false
+	if x.Magic() != ondisk.XattrMagic {
+		return xattrReadBroken
 	}
-	for off := ondisk.XattrHeaderSize; ; {
-		e, end, ok := ondisk.DecodeXattrEntry(buf, off)
-		if !ok {
-			return false
-		}
-		if end {
-			return true
-		}
-		if e.ValueInum == 0 && e.ValueOffs+int(e.ValueSize) > len(buf) {
-			return false
-		}
-		if e.ValueInum == 0 && e.Hash != 0 && !eaHashMatches(e, buf[e.ValueOffs:min(len(buf), e.ValueOffs+(int(e.ValueSize)+3)&^3)]) {
-			return false
-		}
-		off += e.EntryBytes
-	}
+	return c.readXattrBuffer(buf, ondisk.XattrHeaderSize, eaInodeFS)
 }
 
-// xattrLayoutOK is the layout validation of the library's
-// read_xattrs_from_buffer: values is the buffer value offsets count from,
-// and the entry table starts at byte entOff of it and runs to its end.
-// Names must fit what remains of the table, values must fit what remains
-// after the names, lie inside the buffer and not overlap the entry table,
-// and an EA inode reference needs the ea_inode feature, a zero offset and
-// a value of at most 64 KiB.
-func xattrLayoutOK(values []byte, entOff int, eaInodeFS bool) bool {
+// readXattrBuffer is the library's read_xattrs_from_buffer: values is the
+// buffer value offsets count from, and the entry table starts at byte
+// entOff of it and runs to its end. Names must fit what remains of the
+// table; then entry by entry, values must fit what remains after the
+// names, lie inside the buffer and not overlap the entry table, an EA
+// inode reference needs the ea_inode feature, a zero offset, a value of
+// at most 64 KiB and an inode number that exists, and a nonzero hash must
+// match the value's.
+func (c *Checker) readXattrBuffer(values []byte, entOff int, eaInodeFS bool) xattrRead {
 	if entOff > len(values) {
-		return false
+		return xattrReadBroken
 	}
 	entries := values[entOff:]
 	const es = ondisk.XattrEntrySize
@@ -605,7 +600,7 @@ func xattrLayoutOK(values []byte, entOff int, eaInodeFS bool) bool {
 		remain -= es
 		name := (int(entries[off]) + 3) &^ 3
 		if name > remain {
-			return false
+			return xattrReadBroken
 		}
 		remain -= name
 		off += es + name
@@ -619,21 +614,72 @@ func xattrLayoutOK(values []byte, entOff int, eaInodeFS bool) bool {
 		offs := int(binary.LittleEndian.Uint16(entries[off+2:]))
 		inum := binary.LittleEndian.Uint32(entries[off+4:])
 		size := uint64(binary.LittleEndian.Uint32(entries[off+8:]))
+		hash := binary.LittleEndian.Uint32(entries[off+12:])
 		if inum != 0 && !eaInodeFS {
-			return false
+			return xattrReadBroken
 		}
 		if inum == 0 {
 			if remain < 0 || size > uint64(remain) || uint64(offs)+size > uint64(len(values)) ||
 				(size > 0 && offs < entOff+end+4) {
-				return false
+				return xattrReadBroken
 			}
 			remain -= int(size)
-		} else if offs != 0 || size > 64*1024 {
-			return false
+			if hash != 0 {
+				e, _, ok := ondisk.DecodeXattrEntry(entries, off)
+				if !ok {
+					return xattrReadBroken
+				}
+				v := values[offs:min(len(values), offs+(int(size)+3)&^3)]
+				if !eaHashMatches(e, v) {
+					return xattrReadFailed
+				}
+			}
+		} else {
+			if offs != 0 || size > 64*1024 {
+				return xattrReadBroken
+			}
+			if inum > c.fs.InodesCount {
+				return xattrReadFailed
+			}
 		}
 		off += es + name
 	}
-	return true
+	return xattrReadOK
+}
+
+// libXattrNameIs compares an entry's full name (its index's prefix, then
+// the name bytes up to the first NUL, as the library builds a C string)
+// with want, as ext2fs_xattr_get looks a key up.
+func libXattrNameIs(index byte, name []byte, want string) bool {
+	var prefix string
+	switch index {
+	case 1:
+		prefix = "user."
+	case 2:
+		prefix = "system.posix_acl_access"
+	case 3:
+		prefix = "system.posix_acl_default"
+	case 4:
+		prefix = "trusted."
+	case 5:
+		prefix = "lustre."
+	case 6:
+		prefix = "security."
+	case 7:
+		prefix = "system."
+	case 8:
+		prefix = "system.richacl"
+	case 10:
+		prefix = "gnu."
+	}
+	if len(want) < len(prefix) || want[:len(prefix)] != prefix {
+		return false
+	}
+	rest := want[len(prefix):]
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	return string(name) == rest
 }
 
 // treatAsDirectory offers to make an inode that looks like a directory

@@ -38,6 +38,9 @@ type inodeScratch struct {
 	// ioIno is the deferred inode whose blocks are being checked (0 when
 	// none): read errors then name it, as e2fsck's process_inodes does.
 	ioIno uint32
+	// itable and inode are csumInodeRereadFails' reread of the
+	// inode (allocated on first use).
+	itable, inode []byte
 }
 
 func (c *Checker) newScratch() *inodeScratch {
@@ -238,6 +241,7 @@ func (c *Checker) mergePass1Unit(i int, w *Checker) bool {
 	c.dupCount += w.dupCount
 	c.abort = c.abort || w.abort
 	c.p1.restart = c.p1.restart || w.p1.restart
+	c.p1.restartLater = c.p1.restartLater || w.p1.restartLater
 	return c.sink.Aborted() || c.abort || c.repair.bbRestart.Load()
 }
 
@@ -461,7 +465,13 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 		}
 	}
 	if n.Flags()&ondisk.FlagInlineData != 0 && inlineFS && ino >= f.FirstIno {
-		if _, ok := c.inlineDataSize(n); !ok {
+		// get_inline_data_ea_size reads the attributes ignoring checksum
+		// errors when the inode failed its own; an error that is not one
+		// of a broken attribute area stops e2fsck here.
+		if r := c.readXattrs(n, failedCsum); r == xattrReadFailed {
+			c.stop()
+			return
+		} else if _, ok := inlineDataSize(n); r != xattrReadOK || !ok {
 			if c.fix(pr(problem.PR_1_INLINE_DATA_NO_ATTR)) {
 				c.setInodeSize(n, 0)
 				n.SetFlags(n.Flags() &^ ondisk.FlagInlineData)
@@ -936,7 +946,7 @@ func inlineDataSize(n ondisk.Inode) (int, bool) {
 		if !ok || end {
 			return 0, false
 		}
-		if e.NameIndex == ondisk.XattrIndexSystem && string(e.Name) == "data" {
+		if libXattrNameIs(e.NameIndex, e.Name, "system.data") {
 			return ondisk.IBlockSize + int(e.ValueSize), true
 		}
 		off += e.EntryBytes

@@ -127,6 +127,11 @@ type p1State struct {
 	// restart is set when an inode was cleared after some of its blocks
 	// were claimed (e2fsck's E2F_FLAG_RESTART).
 	restart bool
+	// restartLater is set when a mapping block (indirect or extent
+	// tree) sits in critical metadata in a run that may write (e2fsck's
+	// E2F_FLAG_RESTART_LATER): pass 1B moves it, and pass 2 starts the
+	// check again after its directory walk.
+	restartLater bool
 	// rebuild holds the inodes queued for pass 1E (shared by the
 	// shards; nil in a read-only run).
 	rebuild *bitmap.Bitmap

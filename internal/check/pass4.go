@@ -46,13 +46,12 @@ func (c *Checker) pass4(ctx context.Context) error {
 		linkCount := uint32(c.linkInfo.Get(i))
 		counted := uint32(c.refCount.Get(i))
 		if counted == 0 {
-			if c.inodeBad.Test(uint64(i)) && w.processBadInode(0, i) {
-				if c.abort {
-					return nil
-				}
-				continue
+			// check_ea_inode reads every inode nothing links to, with
+			// the library's checksum check, before anything else.
+			n, ok := w.readInodeChecked(i, "ext2fs_read_inode_full", "pass4: check_ea_inode")
+			if !ok {
+				return nil
 			}
-			n := w.readInode(i)
 			if n.Flags()&ondisk.FlagEAInode != 0 && c.eaInodeRefs[i] != 0 {
 				counted = 1
 				refs := uint64(n.Ctime())<<32 | uint64(n.Version())
@@ -69,6 +68,12 @@ func (c *Checker) pass4(ctx context.Context) error {
 			}
 		}
 		if counted == 0 {
+			if c.inodeBad.Test(uint64(i)) && w.processBadInode(0, i) {
+				if c.abort {
+					return nil
+				}
+				continue
+			}
 			if c.disconnectInode(w, i) {
 				continue
 			}
@@ -89,7 +94,10 @@ func (c *Checker) pass4(ctx context.Context) error {
 			counted = 1
 		}
 		if counted != linkCount {
-			n := w.readInode(i)
+			n, ok := w.readInodeChecked(i, "ext2fs_read_inode_full", "pass4")
+			if !ok {
+				return nil
+			}
 			if linkCount != uint32(n.LinksCount()) && !isDir && n.LinksCount() <= linkMax {
 				c.fix(problem.Problem{Code: problem.PR_4_INCONSISTENT_COUNT, Ino: i, Num: uint64(linkCount), Inode: c.inodeInfo(n)})
 			}
