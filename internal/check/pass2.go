@@ -188,7 +188,7 @@ var dirPool sync.Pool
 func (c *Checker) pass2Unit(list []dirBlock) {
 	f := c.fs
 	w, _ := dirPool.Get().(*dirWorker)
-	if w == nil || len(w.buf) != f.BlockSize {
+	if w == nil || len(w.buf) != f.BlockSize || len(w.ibuf) != f.InodeSize {
 		w = &dirWorker{buf: make([]byte, f.BlockSize), ibuf: make([]byte, f.InodeSize), scratch: make([]byte, f.BlockSize),
 			s: c.newScratch(), names: make(map[uint64]int32, 64)}
 	}
