@@ -124,6 +124,9 @@ var le16, le32 = testfs.Le16, testfs.Le32
 func commonCases() []dcase {
 	return []dcase{
 		dbgCase("file-dtime", "sif /dir/file dtime 20200101000000"),
+		// dtime holding an inode number: the remnant of an orphan list
+		// (PR_1_ORPHAN_LIST_REFUGEES, then PR_1_LOW_DTIME per inode).
+		dbgCase("file-dtime-low", "sif /dir/file dtime 5", "sif /dir/small dtime 7"),
 		dbgCase("file-mode-zero", "sif /dir/small mode 0"),
 		dbgCase("file-mode-badtype", "sif /dir/small mode 0170644"),
 		dbgCase("dir-mode-regular", "sif /dir/sub mode 0100644"),

@@ -111,6 +111,8 @@ func init() {
 		// Block maps (blocks.go): the pointer is cleared where it lives
 		// (i_block or the indirect block), which is written back.
 		problem.PR_1_INODE_BLOCK_LATCH,
+		// The LOW_DTIME latch's question: its "yes" is the members'.
+		problem.PR_1_ORPHAN_LIST_REFUGEES,
 		problem.PR_1_ILLEGAL_BLOCK_NUM,
 		problem.PR_1_INODE_TOOBIG,
 		problem.PR_1_TOOBIG_DIR,
