@@ -118,7 +118,7 @@ func populate(tr *testfs.Tree) {
 	tr.ManyFiles("many", 40)
 }
 
-var badBlocksMtime = regexp.MustCompile(`(<The bad blocks inode> \(inode #1, mod time )[^)]*\)`)
+var stampedMtime = regexp.MustCompile(`(\(inode #[0-9]+, mod time )[^)]*\)`)
 
 // norm drops the version banner, replaces the image path and names the
 // program "e2fsck" in com_err lines (normProg).
@@ -128,9 +128,10 @@ func norm(out, img string) string {
 		if strings.HasPrefix(l, "e2fsck 1.") || strings.HasPrefix(l, "gofsck 0.") {
 			continue
 		}
-		// The bad-blocks inode's mtime is stamped by each program when it
-		// updates the list, from its own clock.
-		l = badBlocksMtime.ReplaceAllString(l, "${1}NOW)")
+		// Pass 1D names files with their mtimes, which each program
+		// stamps from its own clock on the inodes it rewrites (the
+		// bad-blocks list, a re-created journal).
+		l = stampedMtime.ReplaceAllString(l, "${1}NOW)")
 		b.WriteString(strings.ReplaceAll(l, img, "IMG") + "\n")
 	}
 	// com_err lines start with the program's name: e2fsck's is the path
