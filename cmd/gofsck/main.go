@@ -555,7 +555,7 @@ restart:
 	if ov != nil {
 		ropt.CanFix = check.CanFix
 	}
-	copt := check.Options{ReadOnly: ov == nil, Now: time.Now(), ExternalJournal: jx.pathOr(o.journal), JournalDev: jx.journalDevice(), JournalHint: jx.journalHint(), Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch, NoOptimizeExtents: o.ext.noOptimizeExtents, ConvertBmap: o.ext.bmap2extent, FixesOnly: o.ext.fixesOnly, NoSpeculation: o.ext.noSpeculation}
+	copt := check.Options{ReadOnly: ov == nil, Now: time.Now(), ExternalJournal: jx.pathOr(o.journal), JournalDev: jx.journalDevice(), JournalHint: jx.journalHint(), Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch, NoOptimizeExtents: o.ext.noOptimizeExtents, ConvertBmap: o.ext.bmap2extent, FixesOnly: o.ext.fixesOnly, NoSpeculation: o.ext.noSpeculation, Ext4Available: ov != nil && kernelHasExt4()}
 	var tm *timer
 	if o.timing > 0 {
 		tm = newTimer(stdout, dev, o.timing > 1)

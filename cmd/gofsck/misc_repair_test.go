@@ -54,6 +54,11 @@ func TestMiscRepairMatchesE2fsck(t *testing.T) {
 		{"orphan-file-hole-blockmap-ind",
 			testfs.Spec{FSType: "ext4", Size: 16 << 20, Features: "orphan_file,^64bit,^extent,^metadata_csum", Populate: populate},
 			[]string{"punch <12> 20 20"}, false, []string{"<12>"}},
+		// PR_0_CLEAR_TESTFS_FLAG: the test_fs flag is cleared when the
+		// running kernel has ext4 (both programs ask the same kernel).
+		{"test-fs-flag",
+			testfs.Spec{FSType: "ext4", Size: 8 << 20, Populate: populate},
+			[]string{"ssv flags 4"}, false, nil},
 		// PR_3_LPF_INLINE_DATA: /lost+found is an inline directory. It
 		// is unlinked, a new one is made, and the check restarts with
 		// the bitmaps written; the old one is then reconnected into it.

@@ -85,6 +85,10 @@ type Options struct {
 	// NoSpeculation keeps a writable run from trying passes 1 and 2 in
 	// parallel before running them serially (speculate.go).
 	NoSpeculation bool
+	// Ext4Available says the running kernel has the ext4 driver: a
+	// writable run then clears the superblock's test_fs flag
+	// (PR_0_CLEAR_TESTFS_FLAG), as e2fsck does.
+	Ext4Available bool
 }
 
 // PassObserver is notified around each pass; names are e2fsck's timing

@@ -254,6 +254,7 @@ const (
 // writableSuperFixes are the checks check_super_block makes only when it
 // can write, before the orphans: a null UUID is generated (quietly, as
 // e2fsck only sets EXT2_FLAG_DIRTY; every superblock copy is written),
+// the test_fs flag is cleared (as quietly) when the kernel has ext4,
 // the Hurd's filesystems lose the filetype feature, and a revision 0
 // superblock with features becomes revision 1.
 func (c *Checker) writableSuperFixes() {
@@ -269,6 +270,18 @@ func (c *Checker) writableSuperFixes() {
 		for _, b := range [][]byte{sb, c.repair.origSB} {
 			if len(b) >= sbUUID+16 {
 				copy(b[sbUUID:sbUUID+16], u[:])
+			}
+		}
+		c.writeAllSupers()
+	}
+	if sb.Flags()&ondisk.FlagTestFS != 0 && c.opt.Ext4Available &&
+		c.fix(problem.Problem{Code: problem.PR_0_CLEAR_TESTFS_FLAG}) {
+		// Like the UUID, a quiet change: e2fsck's exit code does not
+		// count it, so the opened copy is changed too.
+		for _, b := range [][]byte{sb, c.repair.origSB} {
+			if len(b) >= sbFlags+4 {
+				f := binary.LittleEndian.Uint32(b[sbFlags:])
+				binary.LittleEndian.PutUint32(b[sbFlags:], f&^ondisk.FlagTestFS)
 			}
 		}
 		c.writeAllSupers()
@@ -289,5 +302,5 @@ func (c *Checker) writableSuperFixes() {
 }
 
 func init() {
-	canRepair(problem.PR_0_ADD_UUID, problem.PR_0_HURD_CLEAR_FILETYPE, problem.PR_0_FS_REV_LEVEL)
+	canRepair(problem.PR_0_ADD_UUID, problem.PR_0_CLEAR_TESTFS_FLAG, problem.PR_0_HURD_CLEAR_FILETYPE, problem.PR_0_FS_REV_LEVEL)
 }
