@@ -179,3 +179,40 @@ func TestInteractiveInterrupt(t *testing.T) {
 		compareImages(t, fmt.Sprintf("interrupted %q", answers), gimg, eimg)
 	}
 }
+
+// TestInteractiveSuppressMessages answers e2fsck's "Too many illegal
+// blocks" questions on a terminal: after a no to "Clear inode?", a yes to
+// "Suppress messages?" silences the inode's further illegal blocks, which
+// are still cleared or ignored by the block latch's first answer. The
+// terminal, the exit status and the image must match e2fsck's.
+func TestInteractiveSuppressMessages(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	gofsck := testfs.GofsckPath(t)
+	e2fsck, err := exec.LookPath("e2fsck")
+	if err != nil {
+		e2fsck = "/sbin/e2fsck"
+	}
+	base := testfs.MkImage(t, testfs.Spec{FSType: "ext3", Size: 8 << 20, Populate: populate})
+	// Twelve illegal direct blocks and illegal indirect and double
+	// indirect blocks in one block-mapped file: fourteen in all.
+	var damage []string
+	for i := 0; i < 12; i++ {
+		damage = append(damage, fmt.Sprintf("sif /a/one block[%d] %d", i, 9000000+i))
+	}
+	damage = append(damage, "sif /a/one block[IND] 9000100", "sif /a/one block[DIND] 9000101")
+	testfs.Debugfs(t, base, damage...)
+	for _, answers := range []string{"yny", "nny", "ynn", "nnn", "y"} {
+		gimg, eimg := testfs.CopyImage(t, base), testfs.CopyImage(t, base)
+		gout, gcode, gleft := runOnPTY(t, gofsck, answers, "-f", gimg)
+		eout, ecode, eleft := runOnPTY(t, e2fsck, answers, "-f", eimg)
+		if len(answers) > 1 && answers[1] == 'n' && !strings.Contains(eout, "Suppress messages") {
+			t.Fatalf("%q: e2fsck did not offer to suppress messages:\n%s", answers, eout)
+		}
+		if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode || gleft != eleft {
+			t.Errorf("%q: exit %d vs e2fsck %d, answers left %q vs %q; terminal differs:\n--- e2fsck\n%s--- gofsck\n%s",
+				answers, gcode, ecode, gleft, eleft, e, g)
+			continue
+		}
+		compareImages(t, "suppress "+answers, gimg, eimg)
+	}
+}

@@ -30,8 +30,8 @@
 //     LatchBBitmap / LatchIBitmap after the pass-5 difference lists (the
 //     returned fix says whether to copy the computed bitmap),
 //     LatchOptimizeDir / LatchOptimizeExt after each progress line of
-//     3A / 1E. SetLatchState pre-latches LatchReloc when -b was given and
-//     suppresses LatchBlock when the user chose "Suppress messages".
+//     3A / 1E. SetLatchState pre-latches LatchReloc when -b was given; a
+//     yes to PR_1_SUPPRESS_MESSAGES silences LatchBlock until its end.
 //   - At the end, r.Status().ExitCode(RunEnd{...}) is the exit status.
 package problem
 

@@ -240,10 +240,8 @@ func (r *Reporter) Header(c Code) {
 }
 
 // SetLatchState sets and clears state bits of latch l, e2fsck's
-// set_latch_flags. The checker uses it to pre-answer a latch
-// (LatchReloc is marked LatchStateLatched when a backup superblock was
-// given with -b) or to silence one (LatchBlock gets LatchStateSuppress
-// once the user chose to suppress messages).
+// set_latch_flags. The command uses it to pre-answer a latch (LatchReloc
+// is marked LatchStateLatched when a backup superblock was given with -b).
 func (r *Reporter) SetLatchState(l Latch, set, clear LatchState) {
 	if l == LatchNone || l >= numLatches {
 		return
@@ -511,6 +509,12 @@ func (r *Reporter) fix(p Problem) int {
 	if d.Prompt == PromptAbort && answer != 0 {
 		r.status.Aborted = true
 		return 0
+	}
+	if d.Code == PR_1_SUPPRESS_MESSAGES && answer != 0 {
+		// The user chose to silence the rest of this inode's illegal
+		// blocks, as e2fsck's pass 1 then sets PRL_SUPPRESS on the block
+		// latch; EndLatch clears it with the latch's other state.
+		r.latches[LatchBlock] |= LatchStateSuppress
 	}
 	if r.status.Cancelled {
 		return 0
