@@ -216,3 +216,39 @@ func TestInteractiveSuppressMessages(t *testing.T) {
 		compareImages(t, "suppress "+answers, gimg, eimg)
 	}
 }
+
+// TestInteractiveRevisionZeroLargeDir: on a revision 0 filesystem, a
+// directory whose htree root claims three levels, kept by answering no to
+// clearing its index, makes pass 1 end with the large_dir question and
+// then "revision 0 filesystem. Fix?"; a yes upgrades the superblock to
+// revision 1 (PR_1_FS_REV_LEVEL). Terminal, exit status and image must
+// match e2fsck's.
+func TestInteractiveRevisionZeroLargeDir(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	gofsck := testfs.GofsckPath(t)
+	e2fsck, err := exec.LookPath("e2fsck")
+	if err != nil {
+		e2fsck = "/sbin/e2fsck"
+	}
+	base := testfs.MkImage(t, testfs.Spec{FSType: "ext2", Size: 4 << 20, BlockSize: 1024, ExtraArgs: []string{"-r", "0"},
+		Debugfs: []string{"mkdir d", "sif d flags 0x1000"}})
+	// The dx_root after "." and "..": info_length 8, indirect_levels 3,
+	// then limit 125 and count 1.
+	blk := int64(testfs.Bmap(t, base, "d", 0))
+	testfs.WriteAt(t, base, blk*1024+29, []byte{8, 3})
+	testfs.WriteAt(t, base, blk*1024+32, append(testfs.Le16(125), testfs.Le16(1)...))
+	for _, answers := range []string{"nnyy", "nnny", "nnyn"} {
+		gimg, eimg := testfs.CopyImage(t, base), testfs.CopyImage(t, base)
+		gout, gcode, gleft := runOnPTY(t, gofsck, answers, "-f", gimg)
+		eout, ecode, eleft := runOnPTY(t, e2fsck, answers, "-f", eimg)
+		if !strings.Contains(eout, "but is a revision 0 filesystem") {
+			t.Fatalf("%q: e2fsck did not offer revision 1:\n%s", answers, eout)
+		}
+		if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode || gleft != eleft {
+			t.Errorf("%q: exit %d vs e2fsck %d, answers left %q vs %q; terminal differs:\n--- e2fsck\n%s--- gofsck\n%s",
+				answers, gcode, ecode, gleft, eleft, e, g)
+			continue
+		}
+		compareImages(t, "revision 0 "+answers, gimg, eimg)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
 
@@ -391,6 +392,17 @@ func (c *Checker) stop() {
 		c.rec.record(event{kind: evAbort})
 	}
 	c.abort = true
+}
+
+// rehashCleared queues a directory whose index pass 2 dropped, as
+// e2fsck's clear_htree does: only onto an existing dirs_to_hash list,
+// which a writable run makes at pass 1's start when the filesystem has
+// dir_index, and any other queueing makes on its first use. Without
+// either, the directory stays linear and pass 3A does not run for it.
+func (c *Checker) rehashCleared(dir uint32) {
+	if c.optimizeAll() || c.sb.HasCompat(ondisk.CompatDirIndex) || len(c.rehash) > 0 {
+		c.setRehash(dir)
+	}
 }
 
 // setRehash queues dir for rebuilding in pass 3A.

@@ -39,12 +39,13 @@ func (c *Checker) endPass1() error {
 	return nil
 }
 
-func init() { canRepair(problem.PR_2_FEATURE_LARGE_DIRS) }
+func init() { canRepair(problem.PR_2_FEATURE_LARGE_DIRS, problem.PR_1_FS_REV_LEVEL) }
 
 // checkLargeDirFeature is e2fsck's check at the end of pass 1: an htree
 // with three levels below its root, or a directory of 2 GiB or more,
 // needs the large_dir feature (PR_2_FEATURE_LARGE_DIRS), which a yes sets
-// in every superblock.
+// in every superblock; a revision 0 filesystem is then offered revision 1
+// (PR_1_FS_REV_LEVEL), whatever the first answer.
 func (c *Checker) checkLargeDirFeature() {
 	if c.stats.LargeDirs == 0 || c.sb.HasIncompat(ondisk.IncompatLargeDir) || c.sink.Aborted() {
 		return
@@ -53,7 +54,7 @@ func (c *Checker) checkLargeDirFeature() {
 		c.sb.SetFeatureIncompat(c.sb.FeatureIncompat() | ondisk.IncompatLargeDir)
 		c.writeAllSupers()
 	}
-	if c.sb.RevLevel() == 0 {
-		c.fix(problem.Problem{Code: problem.PR_1_FS_REV_LEVEL})
+	if c.sb.RevLevel() == 0 && c.fix(problem.Problem{Code: problem.PR_1_FS_REV_LEVEL}) && c.repairing() {
+		c.updateDynamicRev()
 	}
 }

@@ -525,7 +525,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 			q := problem.Problem{Code: problem.PR_2_UNEXPECTED_HTREE_BLOCK, Ino: ino, Dir: ino, Blk: db.blk, BlkCount: int64(db.lblk)}
 			if c.fix(q) && c.repairing() {
 				c.clearIndexFlag(ino)
-				c.setRehash(ino)
+				c.rehashCleared(ino)
 				d.numBlocks = 0
 			}
 			dd = nil
@@ -556,7 +556,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 					if c.fix(q) {
 						if c.repairing() {
 							c.clearIndexFlag(ino)
-							c.setRehash(ino)
+							c.rehashCleared(ino)
 							d.numBlocks = 0
 						}
 						dd, dxb = nil, nil
@@ -1418,7 +1418,7 @@ func (c *Checker) applyDxRefs(r *dxNodeRefs) {
 func (w *dirWorker) clearHtree(dd *dxDirState, ino uint32) {
 	dd.numBlocks = 0
 	w.c.clearIndexFlag(ino)
-	w.c.setRehash(ino)
+	w.c.rehashCleared(ino)
 }
 
 // checkHtrees runs the whole-tree htree checks after all blocks were seen.
@@ -1489,7 +1489,7 @@ func (c *Checker) checkHtrees(dx map[uint32]*dxDirState) {
 		if bad {
 			if c.fix(problem.Problem{Code: problem.PR_2_HTREE_CLEAR, Dir: ino}) && c.repairing() {
 				c.clearIndexFlag(ino)
-				c.setRehash(ino)
+				c.rehashCleared(ino)
 				d.numBlocks = 0
 			}
 		}

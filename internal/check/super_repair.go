@@ -293,12 +293,19 @@ func (c *Checker) writableSuperFixes() {
 	}
 	if sb.RevLevel() == 0 && (sb.FeatureCompat() != 0 || sb.FeatureRoCompat() != 0 || sb.FeatureIncompat() != 0) &&
 		c.fix(problem.Problem{Code: problem.PR_0_FS_REV_LEVEL}) {
-		// ext2fs_update_dynamic_rev.
-		binary.LittleEndian.PutUint32(sb[sbRevLevel:], 1)
-		binary.LittleEndian.PutUint32(sb[sbFirstIno:], ondisk.GoodOldFirstIno)
-		binary.LittleEndian.PutUint16(sb[sbInodeSize:], ondisk.GoodOldInodeSize)
-		c.writeAllSupers()
+		c.updateDynamicRev()
 	}
+}
+
+// updateDynamicRev makes a revision 0 superblock revision 1 with the
+// fields revision 0 implies (ext2fs_update_dynamic_rev) and writes every
+// copy.
+func (c *Checker) updateDynamicRev() {
+	sb := c.sb
+	binary.LittleEndian.PutUint32(sb[sbRevLevel:], 1)
+	binary.LittleEndian.PutUint32(sb[sbFirstIno:], ondisk.GoodOldFirstIno)
+	binary.LittleEndian.PutUint16(sb[sbInodeSize:], ondisk.GoodOldInodeSize)
+	c.writeAllSupers()
 }
 
 func init() {
