@@ -187,7 +187,15 @@ func (c *Checker) checkSuperFeatures() {
 		sb.SetFeatureIncompat(sb.FeatureIncompat() | ondisk.IncompatExtents)
 	}
 	if sb.HasIncompat(ondisk.IncompatMetaBG) && sb.FirstMetaBG() > c.fs.DescBlocks {
-		c.fix(problem.Problem{Code: problem.PR_0_FIRST_META_BG_TOO_BIG, Group: c.fs.DescBlocks, Num: uint64(sb.FirstMetaBG())})
+		if c.fix(problem.Problem{Code: problem.PR_0_FIRST_META_BG_TOO_BIG, Group: c.fs.DescBlocks, Num: uint64(sb.FirstMetaBG())}) && c.repairing() {
+			// Every descriptor block is below first_meta_bg, where the
+			// layout is the classic one: dropping meta_bg leaves the
+			// descriptors where they are. The group layout is derived
+			// from the superblock, so pass 1 marks the classic one.
+			sb.SetFeatureIncompat(sb.FeatureIncompat() &^ ondisk.IncompatMetaBG)
+			sb.SetFirstMetaBG(0)
+			c.writeAllSupers()
+		}
 	}
 }
 

@@ -45,6 +45,9 @@ func (s Superblock) SetFeatureCompat(v uint32)   { s.put32(offFeatureCompat, v) 
 func (s Superblock) SetFeatureIncompat(v uint32) { s.put32(offFeatureIncompat, v) }
 func (s Superblock) SetFeatureRoCompat(v uint32) { s.put32(offFeatureRoCompat, v) }
 
+// SetFirstMetaBG stores s_first_meta_bg.
+func (s Superblock) SetFirstMetaBG(v uint32) { s.put32(offFirstMetaBG, v) }
+
 // Error-tracking fields (s_error_count to s_last_error_func), which
 // e2fsck zeroes after a completed repair.
 const (
