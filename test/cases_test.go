@@ -519,6 +519,9 @@ func inlineCases() []dcase {
 		do("inline-feature-cleared", func(c *cx) { c.ssvAndNot("feature_incompat", offIncompat, 0x8000) }),
 		dbgCase("lpf-inline", "sif /lost+found flags 0x10000000"),
 		dbgCase("inline-dir-links", "sif /inldir links_count 9"),
+		// Pass 1C finds the names of files sharing blocks in inline
+		// directories too (the library walks their entries).
+		do("inline-dir-file-dup-blocks", func(c *cx) { c.dbgf("sif /inldir/z block[5] %d", c.data("/dir/file2", 0)) }),
 		// ext2fs_inline_data_size fails on the directory's checksum:
 		// check_dir_block skips the directory (its DIRENT_ABORT does not
 		// end the walk), so its entries are not counted.

@@ -110,6 +110,7 @@ func fsDefs() []fsDef {
 			tr.File("dir/tiny", 40)
 			tr.File("inldir/x", 1)
 			tr.File("inldir/y", 2)
+			tr.File("inldir/z", 9000)
 		}), OptimizeDirs: true}},
 		{"metabg", testfs.Spec{Size: 16 * mib, FSType: "ext4", BlockSize: 1024, Features: "meta_bg,^resize_inode", ExtraArgs: g(1024), Populate: std, OptimizeDirs: true}},
 		{"sparse2", testfs.Spec{Size: 16 * mib, FSType: "ext4", BlockSize: 1024, Features: "sparse_super2", ExtraArgs: g(1024), Populate: std, OptimizeDirs: true}},

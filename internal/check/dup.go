@@ -149,31 +149,7 @@ func (c *Checker) passDup() {
 			}
 			return a.lblk < b.lblk
 		})
-	scan:
-		for _, db := range sorted {
-			if db.blk == 0 || f.ReadBlock(db.blk, buf) != nil {
-				continue
-			}
-			entry := 0
-			ok := walkEntries(buf, f.BlockSize, func(e uint32, name []byte) bool {
-				entry++
-				if e < f.FirstIno || e > f.InodesCount {
-					return true
-				}
-				if db.lblk == 0 && (string(name) == "." || string(name) == "..") {
-					return true
-				}
-				if di := inodes[e]; di != nil && di.dir == 0 {
-					di.dir = db.ino
-					need--
-				}
-				return need > 0
-			})
-			_ = ok
-			if need <= 0 {
-				break scan
-			}
-		}
+		c.pass1CSearch(sorted, inodes, need)
 	}
 
 	// Pass 1D: report each file.
@@ -405,3 +381,87 @@ func (c *Checker) dupMapOutOfRange(b uint64) bool {
 // badMapBlockErr is the library's error for an indirect (1), doubly (2)
 // or triply (3) indirect block number outside the file system.
 var badMapBlockErr = [4]string{"", "Illegal indirect block found", "Illegal doubly indirect block found", "Illegal triply indirect block found"}
+
+// pass1CSearch is pass 1C's walk (ext2fs_dblist_dir_iterate with
+// search_dirent_proc): the directory blocks in sorted order, each live
+// entry past a block's "." and ".." naming an inode of inodes that has no
+// directory yet gives it this one, until need inodes have one.
+//
+// As in the library, an inline directory's one list entry walks its
+// synthesized "." (skipped), its ".." (i_block[0], visited like any name,
+// since the library passes it as an ordinary entry), the entries in
+// i_block after it and those in its system.data value. A hole in an
+// ordinary directory (block 0) names nothing: the library reads block 0,
+// which never parses as directory entries on a sane filesystem.
+func (c *Checker) pass1CSearch(sorted []dirBlock, inodes map[uint32]*dupInode, need int) {
+	f := c.fs
+	buf := make([]byte, f.BlockSize)
+	ibuf := make([]byte, f.InodeSize)
+	scratch := make([]byte, f.BlockSize)
+	visit := func(dir, e uint32) bool {
+		if e <= f.InodesCount {
+			if di := inodes[e]; di != nil && di.dir == 0 {
+				di.dir = dir
+				need--
+			}
+		}
+		return need > 0
+	}
+	for _, db := range sorted {
+		if db.blk == 0 {
+			if f.ReadInode(db.ino, ibuf, scratch) != nil {
+				return // ext2fs_read_inode fails: the whole walk ends
+			}
+			n := ondisk.Inode(ibuf)
+			if n.Flags()&ondisk.FlagInlineData == 0 || !n.IsDir() {
+				continue
+			}
+			ib := n.IBlock()
+			if !visit(db.ino, leU32(ib)) {
+				return
+			}
+			if !libDirEntries(ib[4:], f.BlockSize, 0, func(e uint32) bool { return visit(db.ino, e) }) {
+				return
+			}
+			if v, ok := findInodeXattr(n, ondisk.XattrIndexSystem, "data"); ok && len(v) > 0 {
+				if !libDirEntries(v, f.BlockSize, 0, func(e uint32) bool { return visit(db.ino, e) }) {
+					return
+				}
+			}
+			continue
+		}
+		if f.ReadBlock(db.blk, buf) != nil {
+			continue
+		}
+		skip := 0
+		if db.lblk == 0 {
+			skip = 2
+		}
+		if !libDirEntries(buf, f.BlockSize, skip, func(e uint32) bool { return visit(db.ino, e) }) {
+			return
+		}
+	}
+}
+
+// libDirEntries visits the live entries of one directory buffer as the
+// library's ext2fs_process_dir_block does: entries starting in the last 8
+// bytes are not read, a malformed entry ends the buffer, and the first
+// skip live entries (a block 0's "." and "..", by position, not by name)
+// are passed over. It returns false when fn does, to end the walk.
+func libDirEntries(buf []byte, blockSize, skip int, fn func(ino uint32) bool) bool {
+	for off := 0; off+8 < len(buf); {
+		d, ok := ondisk.DecodeDirent(buf, off, blockSize)
+		if !ok || d.RecLen < 8 || d.RecLen%4 != 0 || off+d.RecLen > len(buf) || d.NameLen+8 > d.RecLen {
+			return true
+		}
+		if d.Ino != 0 {
+			if skip > 0 {
+				skip--
+			} else if !fn(d.Ino) {
+				return false
+			}
+		}
+		off += d.RecLen
+	}
+	return true
+}
