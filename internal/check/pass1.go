@@ -271,6 +271,9 @@ func (c *Checker) insaneBlock(s *inodeScratch, b []byte, firstIno uint32, ipb ui
 			s.csumBad[k/64] |= 1 << (k % 64)
 		}
 	}
+	if bad > 0 && !c.repair.inodeCsumSeen.Load() {
+		c.repair.inodeCsumSeen.Store(true)
+	}
 	return ipb >= 2 && bad > ipb/2
 }
 

@@ -159,8 +159,13 @@ func (c *Checker) pass1RepairSetup() {
 	if !c.sb.HasCompat(ondisk.CompatDirIndex) {
 		return
 	}
+	// e2fsck_get_lost_and_found(ctx, 0): the library's lookup verifies
+	// the root inode's and its blocks' checksums unless the root is to be
+	// rebuilt (only with -D this early), and ext2fs_check_directory then
+	// verifies the found inode's. A failure leaves no /lost+found, so a
+	// large one is queued like any directory.
 	var found uint32
-	c.iterateDir(ondisk.RootIno, func(ino uint32, name []byte) bool {
+	c.iterateDirOpt(ondisk.RootIno, !c.opt.OptimizeDirs, func(ino uint32, name []byte) bool {
 		if string(name) == "lost+found" {
 			found = ino
 			return false
@@ -169,8 +174,10 @@ func (c *Checker) pass1RepairSetup() {
 	})
 	if found != 0 && found <= c.fs.InodesCount {
 		buf := make([]byte, c.fs.InodeSize)
-		if c.fs.ReadInode(found, buf, make([]byte, c.fs.BlockSize)) == nil && ondisk.Inode(buf).IsDir() {
-			c.p1.lostFound = found
+		if c.fs.ReadInode(found, buf, make([]byte, c.fs.BlockSize)) == nil {
+			if n := ondisk.Inode(buf); n.IsDir() && !c.inodeCsumFails(found, n) {
+				c.p1.lostFound = found
+			}
 		}
 	}
 }

@@ -505,7 +505,11 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 			}
 			copy(buf, nb)
 		}
-		if readErr == nil && f.MetadataCsum && !dirBlockCsumOK(f.BlockSize, buf, f.CsumSeed, ino, gen) {
+		// The library's verification reads the directory's inode for
+		// its generation: when that read fails its own checksum, so does
+		// the block's.
+		if readErr == nil && f.MetadataCsum && (!dirBlockCsumOK(f.BlockSize, buf, f.CsumSeed, ino, gen) ||
+			c.repair.inodeCsumSeen.Load() && w.dirCsumFails(ino)) {
 			failedCsum = true
 			if blk != nil {
 				blk.rehashDep = true
@@ -1418,7 +1422,9 @@ func (c *Checker) applyDxRefs(r *dxNodeRefs) {
 func (w *dirWorker) clearHtree(dd *dxDirState, ino uint32) {
 	dd.numBlocks = 0
 	w.c.clearIndexFlag(ino)
-	w.c.rehashCleared(ino)
+	// parse_int_node's clear_and_exit: clear_htree, then
+	// e2fsck_rehash_dir_later, which makes the list if there is none.
+	w.c.setRehash(ino)
 }
 
 // checkHtrees runs the whole-tree htree checks after all blocks were seen.

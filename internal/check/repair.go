@@ -64,6 +64,10 @@ type repairState struct {
 	// allSupers says a relocation needs every superblock and descriptor
 	// copy written (relocate.go).
 	allSupers bool
+	// inodeCsumSeen is set when pass 1 met an inode whose checksum fails
+	// (any inode, in any mode): only then can a directory's own inode
+	// fail the library's reads in pass 2 (csumread.go).
+	inodeCsumSeen atomic.Bool
 	// bbRestart is set when inode 1 was cleared because the list names
 	// its own inode-table block: pass 1 stops and the check restarts.
 	bbRestart atomic.Bool
