@@ -32,6 +32,15 @@ func (b *Bitmap) Test(i uint64) bool {
 	return b.w[i>>6]&(1<<(i&63)) != 0
 }
 
+// TestAtomic is Test with an atomic load, for a bit another goroutine may
+// Set or Clear meanwhile.
+func (b *Bitmap) TestAtomic(i uint64) bool {
+	if i >= b.len {
+		return false
+	}
+	return atomic.LoadUint64(&b.w[i>>6])&(1<<(i&63)) != 0
+}
+
 // Set sets bit i atomically (ignored when out of range).
 func (b *Bitmap) Set(i uint64) {
 	if i >= b.len {

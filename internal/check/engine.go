@@ -54,6 +54,9 @@ const (
 	evFatal   // a library error ends the run; p.Str is its com_err line
 	evWrite   // a fix writes data at byte offset blk (repair only)
 	evRehash  // directory ino is queued for pass 3A (setRehash)
+	// evClearBad: process_bad_inode found nothing to fix in ino, which a
+	// writable run then no longer treats as bad (speculative pass 2).
+	evClearBad
 	// evUnsupported stops the run at a fix gofsck cannot make (p.Code).
 	evUnsupported
 )

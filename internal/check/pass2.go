@@ -319,6 +319,8 @@ func (c *Checker) replayEvents(evs []event) {
 			c.devWrite(int64(ev.blk), ev.data)
 		case evRehash:
 			c.setRehash(ev.ino)
+		case evClearBad:
+			c.inodeBad.Clear(uint64(ev.ino))
 		}
 		if c.sink.Aborted() {
 			return
@@ -971,7 +973,7 @@ func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, 
 			return false
 		}
 	}
-	if c.inodeBad.Test(uint64(target)) {
+	if c.inodeBad.TestAtomic(uint64(target)) {
 		if w.processBadInode(dir, target) {
 			return true
 		}
@@ -1094,7 +1096,7 @@ func (w *dirWorker) checkFiletype(p problem.Problem, d ondisk.Dirent, filetypeFS
 		should = ondisk.FTDir
 	case c.inodeReg.Test(uint64(d.Ino)):
 		should = ondisk.FTRegFile
-	case c.inodeBad.Test(uint64(d.Ino)):
+	case c.inodeBad.TestAtomic(uint64(d.Ino)):
 		should = 0
 	default:
 		n, ok := w.readInodeChecked(d.Ino, "ext2fs_read_inode", "check_filetype")
@@ -1285,7 +1287,13 @@ func (w *dirWorker) processBadInode(dir, ino uint32) bool {
 		c.writeInode(ino, n)
 	}
 	if !notFixed {
-		c.inodeBad.Clear(uint64(ino))
+		if c.p2recording() {
+			// A speculative worker: the replay clears it in order, while
+			// other workers read the map.
+			c.rec.record(event{kind: evClearBad, ino: ino})
+		} else {
+			c.inodeBad.Clear(uint64(ino))
+		}
 	}
 	return false
 }
