@@ -129,29 +129,38 @@ finished:
 // single keys, not lines, and are not echoed, as e2fsck's ask_yn arranges.
 func TestInteractiveOnTerminal(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
-	gofsck := testfs.GofsckPath(t)
-	e2fsck, err := exec.LookPath("e2fsck")
-	if err != nil {
-		e2fsck = "/sbin/e2fsck"
-	}
 	base := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 16 << 20, Populate: populate})
 	// Problems in passes 1, 2, 4 and 5, each with its own question.
 	testfs.Debugfs(t, base, "sif /a/one links_count 5", "sif /a/two size 1", "clri /many/f0007",
 		"freeb 300 4", "sif /many mtime 20300101000000")
 	for _, answers := range []string{"yyyyyyyyy", "yna", "nnyy", "a", "ynynynyn"} {
-		gimg, eimg := testfs.CopyImage(t, base), testfs.CopyImage(t, base)
-		gout, gcode, gleft := runOnPTY(t, gofsck, answers, "-f", gimg)
-		eout, ecode, eleft := runOnPTY(t, e2fsck, answers, "-f", eimg)
+		eout, eleft := interactiveAgree(t, base, answers)
 		if len(eleft) == len(answers) {
 			t.Fatalf("%q: e2fsck asked nothing:\n%s", answers, eout)
 		}
-		if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode || gleft != eleft {
-			t.Errorf("%q: exit %d vs e2fsck %d, answers left %q vs %q; terminal differs:\n--- e2fsck\n%s--- gofsck\n%s",
-				answers, gcode, ecode, gleft, eleft, e, g)
-			continue
-		}
-		compareImages(t, "interactive "+answers, gimg, eimg)
 	}
+}
+
+// interactiveAgree runs gofsck -f and e2fsck -f on copies of base on
+// terminals, typing answers, and requires the same screen, exit status,
+// answers left over and repaired image. It returns e2fsck's screen and
+// the answers it left.
+func interactiveAgree(t *testing.T, base, answers string) (eout, eleft string) {
+	t.Helper()
+	e2fsck, err := exec.LookPath("e2fsck")
+	if err != nil {
+		e2fsck = "/sbin/e2fsck"
+	}
+	gimg, eimg := testfs.CopyImage(t, base), testfs.CopyImage(t, base)
+	gout, gcode, gleft := runOnPTY(t, testfs.GofsckPath(t), answers, "-f", gimg)
+	eout, ecode, eleft := runOnPTY(t, e2fsck, answers, "-f", eimg)
+	if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode || gleft != eleft {
+		t.Errorf("%q: exit %d vs e2fsck %d, answers left %q vs %q; terminal differs:\n--- e2fsck\n%s--- gofsck\n%s",
+			answers, gcode, ecode, gleft, eleft, e, g)
+		return eout, eleft
+	}
+	compareImages(t, "interactive "+answers, gimg, eimg)
+	return eout, eleft
 }
 
 // TestInteractiveInterrupt: Ctrl-C at a question (the terminal sends
@@ -187,11 +196,6 @@ func TestInteractiveInterrupt(t *testing.T) {
 // terminal, the exit status and the image must match e2fsck's.
 func TestInteractiveSuppressMessages(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
-	gofsck := testfs.GofsckPath(t)
-	e2fsck, err := exec.LookPath("e2fsck")
-	if err != nil {
-		e2fsck = "/sbin/e2fsck"
-	}
 	base := testfs.MkImage(t, testfs.Spec{FSType: "ext3", Size: 8 << 20, Populate: populate})
 	// Twelve illegal direct blocks and illegal indirect and double
 	// indirect blocks in one block-mapped file: fourteen in all.
@@ -202,18 +206,10 @@ func TestInteractiveSuppressMessages(t *testing.T) {
 	damage = append(damage, "sif /a/one block[IND] 9000100", "sif /a/one block[DIND] 9000101")
 	testfs.Debugfs(t, base, damage...)
 	for _, answers := range []string{"yny", "nny", "ynn", "nnn", "y"} {
-		gimg, eimg := testfs.CopyImage(t, base), testfs.CopyImage(t, base)
-		gout, gcode, gleft := runOnPTY(t, gofsck, answers, "-f", gimg)
-		eout, ecode, eleft := runOnPTY(t, e2fsck, answers, "-f", eimg)
+		eout, _ := interactiveAgree(t, base, answers)
 		if len(answers) > 1 && answers[1] == 'n' && !strings.Contains(eout, "Suppress messages") {
 			t.Fatalf("%q: e2fsck did not offer to suppress messages:\n%s", answers, eout)
 		}
-		if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode || gleft != eleft {
-			t.Errorf("%q: exit %d vs e2fsck %d, answers left %q vs %q; terminal differs:\n--- e2fsck\n%s--- gofsck\n%s",
-				answers, gcode, ecode, gleft, eleft, e, g)
-			continue
-		}
-		compareImages(t, "suppress "+answers, gimg, eimg)
 	}
 }
 
@@ -225,11 +221,6 @@ func TestInteractiveSuppressMessages(t *testing.T) {
 // match e2fsck's.
 func TestInteractiveRevisionZeroLargeDir(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
-	gofsck := testfs.GofsckPath(t)
-	e2fsck, err := exec.LookPath("e2fsck")
-	if err != nil {
-		e2fsck = "/sbin/e2fsck"
-	}
 	base := testfs.MkImage(t, testfs.Spec{FSType: "ext2", Size: 4 << 20, BlockSize: 1024, ExtraArgs: []string{"-r", "0"},
 		Debugfs: []string{"mkdir d", "sif d flags 0x1000"}})
 	// The dx_root after "." and "..": info_length 8, indirect_levels 3,
@@ -238,17 +229,8 @@ func TestInteractiveRevisionZeroLargeDir(t *testing.T) {
 	testfs.WriteAt(t, base, blk*1024+29, []byte{8, 3})
 	testfs.WriteAt(t, base, blk*1024+32, append(testfs.Le16(125), testfs.Le16(1)...))
 	for _, answers := range []string{"nnyy", "nnny", "nnyn"} {
-		gimg, eimg := testfs.CopyImage(t, base), testfs.CopyImage(t, base)
-		gout, gcode, gleft := runOnPTY(t, gofsck, answers, "-f", gimg)
-		eout, ecode, eleft := runOnPTY(t, e2fsck, answers, "-f", eimg)
-		if !strings.Contains(eout, "but is a revision 0 filesystem") {
+		if eout, _ := interactiveAgree(t, base, answers); !strings.Contains(eout, "but is a revision 0 filesystem") {
 			t.Fatalf("%q: e2fsck did not offer revision 1:\n%s", answers, eout)
 		}
-		if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode || gleft != eleft {
-			t.Errorf("%q: exit %d vs e2fsck %d, answers left %q vs %q; terminal differs:\n--- e2fsck\n%s--- gofsck\n%s",
-				answers, gcode, ecode, gleft, eleft, e, g)
-			continue
-		}
-		compareImages(t, "revision 0 "+answers, gimg, eimg)
 	}
 }
