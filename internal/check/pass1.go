@@ -220,7 +220,9 @@ func (c *Checker) scanGroup(g uint32) {
 				ino := g*ipg + idx
 				raw := ondisk.Inode(blockBuf[k*uint64(f.InodeSize) : (k+1)*uint64(f.InodeSize)])
 				c.checkInode(s, ino, raw, garbage, k < 512 && s.csumBad[k/64]&(1<<(k%64)) != 0)
-				if c.sink.Aborted() {
+				if c.sink.Aborted() || c.abort {
+					// e2fsck's scan loop ends at the inode that stopped it
+					// (c.stop, E2F_FLAG_ABORT), before the next is read.
 					return
 				}
 			}
