@@ -2,14 +2,11 @@ package test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"gofsck/internal/ondisk"
 	"gofsck/internal/testfs"
 )
 
@@ -44,54 +41,13 @@ func (s *splitmix64) next() uint64 {
 
 func (s *splitmix64) intn(n int) int { return int(s.next() % uint64(n)) }
 
-// mutationBase is a base image and its non-zero (metadata and small data)
-// blocks.
-type mutationBase struct {
-	data   []byte
-	bs     int
-	blocks []int
-}
-
-func loadMutationBases(t *testing.T) []mutationBase {
-	t.Helper()
-	var bases []mutationBase
-	for _, name := range []string{"ext2", "ext4"} {
-		f, err := os.Open(filepath.Join("..", "internal", "check", "testdata", name+".img.gz"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(zr)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sb, err := ondisk.NewSuperblock(data[ondisk.SuperblockOffset:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := mutationBase{data: data, bs: sb.BlockSize()}
-		zero := make([]byte, b.bs)
-		for blk := 0; (blk+1)*b.bs <= len(data); blk++ {
-			if !bytes.Equal(data[blk*b.bs:(blk+1)*b.bs], zero) {
-				b.blocks = append(b.blocks, blk)
-			}
-		}
-		bases = append(bases, b)
-	}
-	return bases
-}
-
 // mutate returns case i of seed's sequence: a copy of one base with 1-3
 // bytes flipped, set at random or cleared.
-func mutate(bases []mutationBase, rng *splitmix64) []byte {
+func mutate(bases []*testfs.BlockImage, rng *splitmix64) []byte {
 	b := bases[rng.intn(len(bases))]
-	img := bytes.Clone(b.data)
+	img := bytes.Clone(b.Data)
 	for k := 1 + rng.intn(3); k > 0; k-- {
-		off := b.blocks[rng.intn(len(b.blocks))]*b.bs + rng.intn(b.bs)
+		off := b.Blocks[rng.intn(len(b.Blocks))]*b.BlockSize + rng.intn(b.BlockSize)
 		switch rng.intn(3) {
 		case 0:
 			img[off] ^= 1 << rng.intn(8)
@@ -106,7 +62,7 @@ func mutate(bases []mutationBase, rng *splitmix64) []byte {
 
 func TestMutationsAgree(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
-	bases := loadMutationBases(t)
+	bases := testfs.FuzzBases(t)
 	known := loadKnown(t, filepath.Join("testdata", "mutation_known.txt"))
 	var all []string
 	t.Run("case", func(t *testing.T) {

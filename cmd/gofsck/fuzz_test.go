@@ -2,18 +2,15 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"sync"
 	"testing"
 	"time"
 
-	"gofsck/internal/ondisk"
+	"gofsck/internal/testfs"
 )
 
 // Limits of one fuzzed repair run (gofsck -fy, then gofsck -fn).
@@ -21,93 +18,6 @@ const (
 	repairTimeLimit = 20 * time.Second
 	repairHeapLimit = 512 << 20
 )
-
-// repairBase is a clean image FuzzRepair mutates: the fuzz input
-// overwrites its non-zero blocks in order (as FuzzCheck's inputs do).
-type repairBase struct {
-	data   []byte
-	bs     int
-	blocks []int
-}
-
-var (
-	repairBasesOnce sync.Once
-	repairBases     []*repairBase
-	repairBasesErr  error
-)
-
-// loadRepairBases reads FuzzCheck's base images (internal/check/testdata:
-// a small ext2 with indirect blocks and an ext4 with extents, inline data,
-// htree and xattrs).
-func loadRepairBases(t testing.TB) []*repairBase {
-	t.Helper()
-	repairBasesOnce.Do(func() {
-		for _, name := range []string{"ext2", "ext4"} {
-			f, err := os.Open(filepath.Join("..", "..", "internal", "check", "testdata", name+".img.gz"))
-			if err != nil {
-				repairBasesErr = err
-				return
-			}
-			zr, err := gzip.NewReader(f)
-			if err != nil {
-				f.Close()
-				repairBasesErr = err
-				return
-			}
-			data, err := io.ReadAll(zr)
-			f.Close()
-			if err != nil {
-				repairBasesErr = err
-				return
-			}
-			sb, err := ondisk.NewSuperblock(data[ondisk.SuperblockOffset:])
-			if err != nil {
-				repairBasesErr = err
-				return
-			}
-			b := &repairBase{data: data, bs: sb.BlockSize()}
-			zero := make([]byte, b.bs)
-			for blk := 0; (blk+1)*b.bs <= len(data); blk++ {
-				if !bytes.Equal(data[blk*b.bs:(blk+1)*b.bs], zero) {
-					b.blocks = append(b.blocks, blk)
-				}
-			}
-			repairBases = append(repairBases, b)
-		}
-	})
-	if repairBasesErr != nil {
-		t.Fatalf("loading the fuzz base images: %v", repairBasesErr)
-	}
-	return repairBases
-}
-
-// seed is the input that rebuilds base i unchanged.
-func (b *repairBase) seed(i int) []byte {
-	in := []byte{byte(i)}
-	for _, blk := range b.blocks {
-		in = append(in, b.data[blk*b.bs:(blk+1)*b.bs]...)
-	}
-	return in
-}
-
-// image rebuilds an image from a fuzz input: in[0] picks the base, the
-// rest overwrites its non-zero blocks in order.
-func repairImage(bases []*repairBase, in []byte) []byte {
-	if len(in) == 0 {
-		return nil
-	}
-	b := bases[int(in[0])%len(bases)]
-	img := bytes.Clone(b.data)
-	rest := in[1:]
-	for _, blk := range b.blocks {
-		if len(rest) == 0 {
-			break
-		}
-		n := copy(img[blk*b.bs:(blk+1)*b.bs], rest)
-		rest = rest[n:]
-	}
-	return img
-}
 
 // runBounded runs gofsck in process with args, failing t when it panics,
 // outlives repairTimeLimit or grows the heap past repairHeapLimit. It
@@ -166,12 +76,12 @@ func runBounded(t *testing.T, args ...string) (int, string) {
 // panic, hang or blow up its heap, and the check that follows (-fn) must
 // not either, nor write a byte.
 func FuzzRepair(f *testing.F) {
-	bases := loadRepairBases(f)
+	bases := testfs.FuzzBases(f)
 	for i, b := range bases {
-		f.Add(b.seed(i))
+		f.Add(b.Seed(i))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		img := repairImage(bases, in)
+		img := testfs.ImageFromInput(bases, in)
 		if img == nil {
 			return
 		}
@@ -198,10 +108,10 @@ func FuzzRepair(f *testing.F) {
 // TestFuzzRepairBasesClean: the seeds are clean images, which a repair
 // leaves clean (exit 0) and a check then finds clean.
 func TestFuzzRepairBasesClean(t *testing.T) {
-	bases := loadRepairBases(t)
+	bases := testfs.FuzzBases(t)
 	for i, b := range bases {
-		img := repairImage(bases, b.seed(i))
-		if !bytes.Equal(img, b.data) {
+		img := testfs.ImageFromInput(bases, b.Seed(i))
+		if !bytes.Equal(img, b.Data) {
 			t.Fatal("a seed does not rebuild its base image")
 		}
 		path := filepath.Join(t.TempDir(), "base.img")

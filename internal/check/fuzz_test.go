@@ -12,15 +12,14 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"gofsck/internal/blockdev"
 	"gofsck/internal/check"
 	"gofsck/internal/fs"
-	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
+	"gofsck/internal/testfs"
 )
 
 // Limits every whole-check run in these tests must stay within.
@@ -178,20 +177,6 @@ func runWholeCheck(img []byte, timeLimit time.Duration) checkOutcome {
 	return out
 }
 
-// baseImage is a clean image and the blocks a fuzz input overwrites.
-type baseImage struct {
-	name   string
-	data   []byte
-	bs     int
-	blocks []int // the non-zero blocks: metadata, and the few data blocks
-}
-
-var (
-	basesOnce sync.Once
-	bases     []*baseImage
-	basesErr  error
-)
-
 // loadGz returns the decompressed contents of a .gz file.
 func loadGz(path string) ([]byte, error) {
 	f, err := os.Open(path)
@@ -206,79 +191,18 @@ func loadGz(path string) ([]byte, error) {
 	return io.ReadAll(zr)
 }
 
-// fuzzBases loads testdata/ext2.img.gz and ext4.img.gz (see
-// testdata/mkfuzzimages.sh).
-func fuzzBases(t testing.TB) []*baseImage {
-	t.Helper()
-	basesOnce.Do(func() {
-		for _, name := range []string{"ext2", "ext4"} {
-			data, err := loadGz(filepath.Join("testdata", name+".img.gz"))
-			if err != nil {
-				basesErr = err
-				return
-			}
-			sb, err := ondisk.NewSuperblock(data[ondisk.SuperblockOffset:])
-			if err != nil {
-				basesErr = err
-				return
-			}
-			b := &baseImage{name: name, data: data, bs: sb.BlockSize()}
-			for blk := 0; blk*b.bs < len(data); blk++ {
-				if bytes.Count(data[blk*b.bs:(blk+1)*b.bs], []byte{0}) != b.bs {
-					b.blocks = append(b.blocks, blk)
-				}
-			}
-			bases = append(bases, b)
-		}
-	})
-	if basesErr != nil {
-		t.Fatalf("loading fuzz base images: %v", basesErr)
-	}
-	return bases
-}
-
-// seed is the fuzz input that reproduces base image i unchanged: a selector
-// byte and the image's non-zero blocks, concatenated.
-func (b *baseImage) seed(i int) []byte {
-	in := []byte{byte(i)}
-	for _, blk := range b.blocks {
-		in = append(in, b.data[blk*b.bs:(blk+1)*b.bs]...)
-	}
-	return in
-}
-
-// imageFromInput rebuilds an image from a fuzz input: in[0] picks the base,
-// and the rest overwrites its non-zero blocks in order (a short input leaves
-// the remaining blocks as they are).
-func imageFromInput(bs []*baseImage, in []byte) []byte {
-	if len(in) == 0 {
-		return nil
-	}
-	b := bs[int(in[0])%len(bs)]
-	img := bytes.Clone(b.data)
-	rest := in[1:]
-	for _, blk := range b.blocks {
-		if len(rest) == 0 {
-			break
-		}
-		n := copy(img[blk*b.bs:(blk+1)*b.bs], rest)
-		rest = rest[n:]
-	}
-	return img
-}
-
 // TestFuzzBasesClean makes sure the fuzz seeds are clean images: the
 // checker must find nothing wrong in them.
 func TestFuzzBasesClean(t *testing.T) {
-	for i, b := range fuzzBases(t) {
-		t.Run(b.name, func(t *testing.T) {
-			img := imageFromInput(fuzzBases(t), b.seed(i))
-			if !bytes.Equal(img, b.data) {
+	for i, b := range testfs.FuzzBases(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			img := testfs.ImageFromInput(testfs.FuzzBases(t), b.Seed(i))
+			if !bytes.Equal(img, b.Data) {
 				t.Fatal("seed does not rebuild the base image")
 			}
 			out := checkImage(t, img)
 			if out.Corrupt() {
-				t.Errorf("clean base image %s: %+v", b.name, out)
+				t.Errorf("clean base image %s: %+v", b.Name, out)
 			}
 		})
 	}
@@ -289,12 +213,12 @@ func TestFuzzBasesClean(t *testing.T) {
 // xattrs) and runs the whole read-only check: it must not panic, must
 // finish within checkTimeLimit and keep its heap under checkHeapLimit.
 func FuzzCheck(f *testing.F) {
-	bs := fuzzBases(f)
+	bs := testfs.FuzzBases(f)
 	for i, b := range bs {
-		f.Add(b.seed(i))
+		f.Add(b.Seed(i))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		img := imageFromInput(bs, in)
+		img := testfs.ImageFromInput(bs, in)
 		if img == nil {
 			return
 		}
