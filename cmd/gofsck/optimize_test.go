@@ -123,3 +123,63 @@ func TestOptimizeDirsRefused(t *testing.T) {
 		t.Error("image changed")
 	}
 }
+
+// TestOptimizeDirsDeepExtentTree: -D on large fragmented directories
+// whose extent trees the rebuild must extend: one of depth 2, and one of
+// depth 1 whose last leaf is full, so that the first block appended
+// splits the leaf and the tree grows a level (the library's
+// ext2fs_extent_set_bmap under its block iterator). debugfs builds them; a
+// 1-block file written after every 24 names keeps each directory block an
+// extent of its own.
+func TestOptimizeDirsDeepExtentTree(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	onek := filepath.Join(t.TempDir(), "onek")
+	if err := os.WriteFile(onek, []byte(strings.Repeat("x", 1024)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name         string
+		names        int
+		depth        int
+		lastLeafFull bool
+	}{
+		{"leaf-split", 7970, 1, true},
+		{"depth-2", 8600, 2, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 32 << 20, BlockSize: 1024, Inodes: 12000})
+			cmds := []string{"mkdir d", "cd d"}
+			for i := range tc.names {
+				cmds = append(cmds, fmt.Sprintf("write /dev/null f%05d-%s", i, strings.Repeat("q", 30)))
+				if i%24 == 0 || i == tc.names-1 {
+					cmds = append(cmds, fmt.Sprintf("write %s z%05d", onek, i))
+				}
+			}
+			testfs.Debugfs(t, img, cmds...)
+			depth, entries, max := extentShape(t, img, "d")
+			if depth != tc.depth || tc.depth == 1 && (entries == max) != tc.lastLeafFull {
+				t.Fatalf("the directory's extent tree has depth %d and a last leaf of %d/%d entries; want depth %d, last leaf full %v",
+					depth, entries, max, tc.depth, tc.lastLeafFull)
+			}
+			compareOptimize(t, tc.name+" -fyD", img, "-fyD")
+		})
+	}
+}
+
+// extentShape returns the depth of file's extent tree and the entries and
+// capacity of its last node just above the data (debugfs "ex"): the last
+// leaf of a depth-1 tree.
+func extentShape(t *testing.T, img, file string) (depth, entries, max int) {
+	t.Helper()
+	for _, line := range strings.Split(testfs.DebugfsRO(t, img, "ex "+file), "\n") {
+		var lvl, maxLvl, e, m int
+		if n, _ := fmt.Sscanf(strings.TrimSpace(line), "%d/ %d %d/ %d", &lvl, &maxLvl, &e, &m); n != 4 {
+			continue
+		}
+		depth = maxLvl
+		if lvl == maxLvl-1 {
+			entries, max = e, m
+		}
+	}
+	return depth, entries, max
+}

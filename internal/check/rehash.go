@@ -715,8 +715,11 @@ func (c *Checker) expandMapped(es *expandState, n ondisk.Inode) error {
 func (c *Checker) expandExtents(es *expandState, n ondisk.Inode, lblks []int64) error {
 	f := c.fs
 	root := ondisk.ExtentHeader(n.IBlock())
-	if root.Verify() != nil || root.Depth() > 1 {
+	if root.Verify() != nil {
 		return errRehashUnsupported
+	}
+	if root.Depth() > 1 {
+		return c.expandExtentsHandle(es, n, 0, 0, false)
 	}
 	h := root
 	var leafBlk uint64
@@ -758,16 +761,9 @@ func (c *Checker) expandExtents(es *expandState, n ondisk.Inode, lblks []int64) 
 		}
 	}
 	defer func() {
-		if leafBlk == 0 {
-			return
+		if leafBlk != 0 {
+			c.writeExtentLeaf(es.dir, n, leafBlk, h)
 		}
-		if f.MetadataCsum {
-			end := ondisk.ExtentHeaderSize + int(h.Max())*ondisk.ExtentEntrySize
-			if sum, _, ok := ondisk.ExtentBlockChecksum(h, f.CsumSeed, es.dir, n.Generation()); ok {
-				binary.LittleEndian.PutUint32(h[end:], sum)
-			}
-		}
-		c.writeBlock(leafBlk, h)
 	}()
 	for {
 		nb, ch, stop := es.proc(0, blockcnt)
@@ -789,7 +785,11 @@ func (c *Checker) expandExtents(es *expandState, n ondisk.Inode, lblks []int64) 
 		}
 		if cnt >= int(h.Max()) {
 			if leafBlk != 0 {
-				return errRehashUnsupported // the library would split the leaf
+				// The library splits the leaf: the handle goes on from
+				// here, with this leaf as written so far.
+				c.writeExtentLeaf(es.dir, n, leafBlk, h)
+				leafBlk = 0
+				return c.expandExtentsHandle(es, n, blockcnt, nb, stop)
 			}
 			// A full root moves into a new leaf block allocated near
 			// its first extent, and becomes an index (extent_node_split).
@@ -825,6 +825,59 @@ func (c *Checker) expandExtents(es *expandState, n ondisk.Inode, lblks []int64) 
 			return nil
 		}
 	}
+}
+
+// writeExtentLeaf writes leaf h of directory dir's extent tree at blk,
+// with its checksum.
+func (c *Checker) writeExtentLeaf(dir uint32, n ondisk.Inode, blk uint64, h ondisk.ExtentHeader) {
+	f := c.fs
+	if f.MetadataCsum {
+		end := ondisk.ExtentHeaderSize + int(h.Max())*ondisk.ExtentEntrySize
+		if sum, _, ok := ondisk.ExtentBlockChecksum(h, f.CsumSeed, dir, n.Generation()); ok {
+			binary.LittleEndian.PutUint32(h[end:], sum)
+		}
+	}
+	c.writeBlock(blk, h)
+}
+
+// expandExtentsHandle is expand_dir_proc run by the library's iterator
+// over an extent handle (ext2fs_block_iterate3 with BLOCK_FLAG_APPEND,
+// each new block mapped by ext2fs_extent_set_bmap, which splits full
+// nodes and grows the tree): for trees deeper than one index level and
+// for a last leaf that must split. A block expand_dir_proc already gave
+// for logical block pendLblk (pendBlk, 0 if none) is mapped first, as the
+// library maps it right after the callback (stop: the callback ended the
+// iteration there). Blocks already mapped are then offered again, which
+// expand_dir_proc only notes, before the appends go on.
+func (c *Checker) expandExtentsHandle(es *expandState, n ondisk.Inode, pendLblk int64, pendBlk uint64, stop bool) error {
+	x, err := c.openExtHandle(es.dir, n)
+	if err != nil {
+		return errRehashCorrupt
+	}
+	if pendBlk != 0 {
+		if err := x.setBmap(uint64(pendLblk), pendBlk, false); err != nil {
+			return err
+		}
+		if stop {
+			return nil
+		}
+	}
+	_, err = x.iterate(iterFlagAppend, func(blk *uint64, blockcnt int64) int {
+		nb, changed, stop := es.proc(*blk, blockcnt)
+		r := 0
+		if changed {
+			*blk = nb
+			r |= iterChanged
+		}
+		if stop {
+			r |= iterAbort
+		}
+		return r
+	})
+	if err != nil && es.err == nil {
+		return err
+	}
+	return nil
 }
 
 // punchFrom is ext2fs_punch(dir, start, ~0): every block from logical
@@ -900,8 +953,17 @@ func (c *Checker) punchFrom(dir uint32, n ondisk.Inode, start uint64) error {
 func (c *Checker) punchExtents(dir uint32, n ondisk.Inode, start uint64) error {
 	f := c.fs
 	root := ondisk.ExtentHeader(n.IBlock())
-	if root.Verify() != nil || root.Depth() > 1 {
+	if root.Verify() != nil {
 		return errRehashUnsupported
+	}
+	if root.Depth() > 1 {
+		// Deeper trees are only punched when nothing lies past start
+		// (the usual end of an expansion), where the library changes
+		// nothing.
+		if lblks, _ := c.dirDataBlocks(n, 1<<22); len(lblks) > 0 && uint64(lblks[len(lblks)-1]) >= start {
+			return errRehashUnsupported
+		}
+		return nil
 	}
 	freed := int64(0)
 	// Every extent's logical range in order, for bigalloc: a physical
