@@ -384,36 +384,8 @@ func sameSecond() {
 // writing nothing.
 func TestFastCommitMutatedRecordsMatchE2fsck(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
-	src := filepath.Join(testCorpusDir(t), "j_recover_fast_commit", "image.gz")
-	img := filepath.Join(t.TempDir(), "fc.img")
-	testfs.Decompress(t, src, img)
-	bs := testfs.BlockSize(t, img)
-	fcOff := int64(testfs.Bmap(t, img, "<8>", 1025)) * bs
-	block := testfs.ReadAt(t, img, fcOff, int(bs))
-	type span struct{ off, n int }
-	var values []span
-	tail := -1
-	for off := 0; off+4 <= len(block); {
-		tag, n := binary.LittleEndian.Uint16(block[off:]), int(binary.LittleEndian.Uint16(block[off+2:]))
-		if tag == 8 {
-			tail = off
-			break
-		}
-		if tag != 9 && n > 0 {
-			values = append(values, span{off + 4, n})
-		}
-		off += 4 + n
-	}
-	if tail < 0 || len(values) == 0 {
-		t.Fatal("no fast commit to mutate")
-	}
-	seed := uint64(0x9e3779b97f4a7c15)
-	next := func() uint64 {
-		seed ^= seed << 13
-		seed ^= seed >> 7
-		seed ^= seed << 17
-		return seed
-	}
+	img, fcOff, block, values, tail := fastCommitRecords(t)
+	next := xorshift(0x9e3779b97f4a7c15)
 	compared, refused := 0, 0
 	for i := 0; i < 200; i++ {
 		b := append([]byte(nil), block...)

@@ -314,37 +314,8 @@ func fsyncPath(t *testing.T, path string) {
 // what a completed repair left as gofsck -fn does.
 func TestFastCommitReplayHostileRecords(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
-	src := filepath.Join(testCorpusDir(t), "j_recover_fast_commit", "image.gz")
-	img := filepath.Join(t.TempDir(), "fc.img")
-	testfs.Decompress(t, src, img)
-	bs := testfs.BlockSize(t, img)
-	fcOff := int64(testfs.Bmap(t, img, "<8>", 1025)) * bs
-	block := testfs.ReadAt(t, img, fcOff, int(bs))
-	// The record values, and the offset of the tail.
-	type span struct{ off, n int }
-	var values []span
-	tail := -1
-	for off := 0; off+4 <= len(block); {
-		tag, n := binary.LittleEndian.Uint16(block[off:]), int(binary.LittleEndian.Uint16(block[off+2:]))
-		if tag == 8 {
-			tail = off
-			break
-		}
-		if tag != 9 && n > 0 {
-			values = append(values, span{off + 4, n})
-		}
-		off += 4 + n
-	}
-	if tail < 0 || len(values) == 0 {
-		t.Fatal("no fast commit to mutate")
-	}
-	seed := uint64(0x5eed)
-	next := func() uint64 {
-		seed ^= seed << 13
-		seed ^= seed >> 7
-		seed ^= seed << 17
-		return seed
-	}
+	img, fcOff, block, values, tail := fastCommitRecords(t)
+	next := xorshift(0x5eed)
 	for i := 0; i < 60; i++ {
 		b := append([]byte(nil), block...)
 		for k := 0; k < 1+int(next()%6); k++ {
@@ -374,4 +345,47 @@ func TestFastCommitReplayHostileRecords(t *testing.T) {
 // crc32c is the raw crc32c update from 0 that fast-commit tails hold.
 func crc32c(b []byte) uint32 {
 	return ^crc32.Update(^uint32(0), crc32.MakeTable(crc32.Castagnoli), b)
+}
+
+// fcSpan is a fast-commit record's value: its offset in the block and
+// its length.
+type fcSpan struct{ off, n int }
+
+// fastCommitRecords decompresses j_recover_fast_commit's image and returns
+// it with the offset and contents of its fast-commit block, the values of
+// its records (every tag but the tail and padding) and the tail's offset.
+func fastCommitRecords(t *testing.T) (img string, fcOff int64, block []byte, values []fcSpan, tail int) {
+	t.Helper()
+	src := filepath.Join(testCorpusDir(t), "j_recover_fast_commit", "image.gz")
+	img = filepath.Join(t.TempDir(), "fc.img")
+	testfs.Decompress(t, src, img)
+	bs := testfs.BlockSize(t, img)
+	fcOff = int64(testfs.Bmap(t, img, "<8>", 1025)) * bs
+	block = testfs.ReadAt(t, img, fcOff, int(bs))
+	tail = -1
+	for off := 0; off+4 <= len(block); {
+		tag, n := binary.LittleEndian.Uint16(block[off:]), int(binary.LittleEndian.Uint16(block[off+2:]))
+		if tag == 8 {
+			tail = off
+			break
+		}
+		if tag != 9 && n > 0 {
+			values = append(values, fcSpan{off + 4, n})
+		}
+		off += 4 + n
+	}
+	if tail < 0 || len(values) == 0 {
+		t.Fatal("no fast commit to mutate")
+	}
+	return img, fcOff, block, values, tail
+}
+
+// xorshift returns a xorshift64 generator started at seed (not 0).
+func xorshift(seed uint64) func() uint64 {
+	return func() uint64 {
+		seed ^= seed << 13
+		seed ^= seed >> 7
+		seed ^= seed << 17
+		return seed
+	}
 }
