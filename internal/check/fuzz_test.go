@@ -177,19 +177,6 @@ func runWholeCheck(img []byte, timeLimit time.Duration) checkOutcome {
 	return out
 }
 
-// loadGz returns the decompressed contents of a .gz file.
-func loadGz(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
-	return io.ReadAll(zr)
-}
 
 // TestFuzzBasesClean makes sure the fuzz seeds are clean images: the
 // checker must find nothing wrong in them.
@@ -234,7 +221,7 @@ func TestRegressions(t *testing.T) {
 	for _, p := range files {
 		name := strings.TrimSuffix(filepath.Base(p), ".img.gz")
 		t.Run(name, func(t *testing.T) {
-			img, err := loadGz(p)
+			img, err := testfs.ReadGz(p)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -44,7 +44,7 @@ func newRaw(t testing.TB, b []byte) *rawImage {
 // base returns a fresh copy of testdata/NAME.img.gz.
 func base(t testing.TB, name string) *rawImage {
 	t.Helper()
-	b, err := loadGz(filepath.Join("testdata", name+".img.gz"))
+	b, err := testfs.ReadGz(filepath.Join("testdata", name+".img.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}

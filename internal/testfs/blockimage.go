@@ -26,16 +26,7 @@ type BlockImage struct {
 // LoadBlockImage reads a gzip-compressed image; Name is the file's base
 // name without ".img.gz".
 func LoadBlockImage(path string) (*BlockImage, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(zr)
+	data, err := ReadGz(path)
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +46,20 @@ func LoadBlockImage(path string) (*BlockImage, error) {
 		}
 	}
 	return b, nil
+}
+
+// ReadGz returns the decompressed contents of a gzip file.
+func ReadGz(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }
 
 var (
