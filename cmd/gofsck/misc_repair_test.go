@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"strconv"
+	"strings"
 	"testing"
 
 	"gofsck/internal/testfs"
@@ -71,6 +72,22 @@ func TestMiscRepairMatchesE2fsck(t *testing.T) {
 			testfs.Spec{FSType: "ext4", Size: 8 << 20, Features: "inline_data", Populate: populate},
 			[]string{"rmdir lost+found", "mkdir lost+found", "mkdir x", "mkdir y", "mkdir x/z", "unlink x"},
 			false, []string{"/lost+found"}},
+		// PR_0_MOVE_JOURNAL: the journal is an ordinary file in the root
+		// (what tune2fs -j on a mounted ext3 filesystem made): moved to
+		// inode 8, the name unlinked, the old inode freed.
+		{"move-journal-ext3",
+			testfs.Spec{FSType: "ext3", Size: 8 << 20, InodeSize: 128, Populate: populate},
+			visibleJournal(".journal", 1), false, []string{"<500>"}},
+		{"move-journal-csum",
+			testfs.Spec{FSType: "ext4", Size: 8 << 20, Populate: populate},
+			visibleJournal("journal.dat", 1), false, []string{"<500>"}},
+		// Not moved: two links, or a name e2fsck does not look for.
+		{"move-journal-two-links",
+			testfs.Spec{FSType: "ext4", Size: 8 << 20, Populate: populate},
+			append(visibleJournal("journal", 2), "ln <500> a/j2"), false, nil},
+		{"move-journal-other-name",
+			testfs.Spec{FSType: "ext3", Size: 8 << 20, Populate: populate},
+			visibleJournal("jnl", 1), false, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,12 +126,21 @@ func TestMiscRepairMatchesE2fsck(t *testing.T) {
 	}
 }
 
+// visibleJournal are the debugfs commands that turn the hidden journal
+// (inode 8) into the file /name, inode 500, with links links: the old
+// inode 8 is zeroed but stays marked in use, as reserved inodes are.
+// seti leaves the free inode counts for pass 5.
+func visibleJournal(name string, links int) []string {
+	return []string{"copy_inode <8> <500>", "seti <500>", "ln <500> " + name,
+		"sif <500> links_count " + strconv.Itoa(links), "ssv journal_inum 500", "clri <8>"}
+}
+
 // compareMiscImages requires two repaired images (1 KiB blocks) to be
 // equal except for what each program stamps for itself: the times,
 // s_kbytes_written and checksum of every superblock copy (a fix that
 // clears EXT2_FLAG_SUPER_ONLY writes the backups) and the times and
 // checksum of the inodes named (as debugfs names them) that a fix wrote
-// anew.
+// anew or deleted.
 func compareMiscImages(t *testing.T, a, b string, inodes []string) {
 	t.Helper()
 	bpg, _ := strconv.Atoi(testfs.Superblock(t, a)["Blocks per group"])
@@ -133,8 +159,9 @@ func compareMiscImages(t *testing.T, a, b string, inodes []string) {
 	}
 	for _, ino := range inodes {
 		off := int(testfs.InodeOffset(t, a, ino))
-		// atime, ctime, mtime; the checksum halves; the extra times.
-		for _, r := range [][2]int{{0x08, 12}, {0x7C, 2}, {0x82, 2}, {0x84, 20}} {
+		// atime, ctime, mtime, dtime; the checksum halves; the extra
+		// times.
+		for _, r := range [][2]int{{0x08, 16}, {0x7C, 2}, {0x82, 2}, {0x84, 20}} {
 			clear(da[off+r[0] : off+r[0]+r[1]])
 			clear(db[off+r[0] : off+r[0]+r[1]])
 		}
@@ -145,4 +172,24 @@ func compareMiscImages(t *testing.T, a, b string, inodes []string) {
 			return
 		}
 	}
+}
+
+// TestMoveJournalPreen: preen moves a visible journal too, and since the
+// filesystem is clean the check is then skipped; the superblock's free
+// inode count is set from the group counts as they were before the move
+// (e2fsck's ctx->free_inodes), so the old journal inode still counts.
+func TestMoveJournalPreen(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := testfs.MkImage(t, testfs.Spec{FSType: "ext3", Size: 8 << 20, Populate: populate})
+	testfs.Debugfs(t, img, visibleJournal(".journal", 1)...)
+	gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+	gout, gcode := runGofsck("-p", gimg)
+	eout, ecode := testfs.E2fsckInPlace(t, eimg, "-p")
+	if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode {
+		t.Errorf("exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", gcode, ecode, e, g)
+	}
+	if !strings.Contains(eout, "Moving journal from /.journal to hidden inode.") || !strings.Contains(eout, "clean,") {
+		t.Fatalf("e2fsck -p did not move the journal and skip the check:\n%s", eout)
+	}
+	compareMiscImages(t, gimg, eimg, []string{"<500>"})
 }

@@ -180,6 +180,11 @@ type Checker struct {
 	blockMeta  *bitmap.Bitmap
 	dupCount   int
 
+	// journalMoveFreed is 1 when moveVisibleJournal freed the old journal
+	// inode: its group's count went up, but e2fsck's ctx->free_inodes,
+	// which the clean skip writes to the superblock, was summed before.
+	journalMoveFreed uint32
+
 	linkInfo *counts // i_links_count of in-use inodes (pass 1)
 	refCount *counts // references counted in pass 2
 

@@ -177,7 +177,6 @@ func runWholeCheck(img []byte, timeLimit time.Duration) checkOutcome {
 	return out
 }
 
-
 // TestFuzzBasesClean makes sure the fuzz seeds are clean images: the
 // checker must find nothing wrong in them.
 func TestFuzzBasesClean(t *testing.T) {

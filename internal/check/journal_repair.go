@@ -285,8 +285,8 @@ func init() {
 // backupJournalBlocks is the first part of e2fsck_move_ext3_journal: when
 // s_jnl_blocks holds no backup of the journal inode, or a stale one, the
 // inode's i_block, i_size_high and i_size are copied there
-// (PR_0_BACKUP_JNL). e2fsck then writes every superblock copy. Moving a
-// visible journal file to the hidden inode is not implemented.
+// (PR_0_BACKUP_JNL). e2fsck then writes every superblock copy. The second
+// part is moveVisibleJournal.
 func (c *Checker) backupJournalBlocks() {
 	f := c.fs
 	sb := c.sb
@@ -324,6 +324,77 @@ func (c *Checker) backupJournalBlocks() {
 	binary.LittleEndian.PutUint32(sb[sbJnlBlocks+64:], uint32(n.Size()))
 	sb[sbJnlBackupType] = jnlBackupBlocks
 	c.writeAllSupers()
+}
+
+// visibleJournalNames are the names a journal made on a mounted ext3
+// filesystem by old tune2fs was given in the root directory, in the order
+// e2fsck looks them up.
+var visibleJournalNames = [...]string{".journal", "journal", ".journal.dat", "journal.dat"}
+
+// moveVisibleJournal is the rest of e2fsck_move_ext3_journal: a journal
+// kept in an ordinary inode with one link, named by one of
+// visibleJournalNames in the root directory, moves to the reserved
+// journal inode (PR_0_MOVE_JOURNAL, a message, no question). As with
+// e2fsck 1.47.0:
+//   - the journal inode is read with its checksum verified (a failure
+//     leaves it where it is);
+//   - the name is unlinked (ext2fs_unlink: merged into the entry before
+//     it, or emptied when first in its block);
+//   - the first 128 bytes of the inode (struct ext2_inode) are written
+//     over inode 8, whose extra fields stay;
+//   - the old inode keeps its bytes with no links and i_dtime = now, and is
+//     freed in the inode bitmap, its group's free count and the
+//     superblock's, without touching the group's other fields;
+//   - every superblock copy is written.
+//
+// The run is writable, so the filesystem is not mounted (gofsck refuses
+// to repair a mounted one), which e2fsck also requires.
+func (c *Checker) moveVisibleJournal() {
+	f := c.fs
+	sb := c.sb
+	ino := sb.JournalInum()
+	if ino == 0 || ino == ondisk.JournalIno || ino > f.InodesCount || !sb.HasCompat(ondisk.CompatHasJournal) {
+		return
+	}
+	n := c.readFullInode(ino)
+	if c.inodeCsumFails(ino, n) || n.LinksCount() != 1 {
+		return
+	}
+	name := ""
+	for _, nm := range visibleJournalNames {
+		if e, found := c.lookupName(ondisk.RootIno, nm); found && e == ino {
+			name = nm
+			break
+		}
+	}
+	if name == "" {
+		return
+	}
+	c.fix(problem.Problem{Code: problem.PR_0_MOVE_JOURNAL, Str: name})
+	if !c.unlinkName(ondisk.RootIno, name, ino) {
+		c.fix(problem.Problem{Code: problem.PR_0_ERR_MOVE_JOURNAL, Err: "Ext2 directory corrupted"})
+		sb.SetState(sb.State() &^ ondisk.StateValid)
+		return
+	}
+	const baseSize = 128 // struct ext2_inode
+	hidden := c.readFullInode(ondisk.JournalIno)
+	copy(hidden[:baseSize], n[:baseSize])
+	c.writeInode(ondisk.JournalIno, hidden)
+	sb.SetJournalInum(ondisk.JournalIno)
+	c.writeAllSupers()
+	n.SetLinksCount(0)
+	n.SetDtime(uint32(c.opt.Now.Unix()))
+	c.writeInode(ino, n)
+	c.markInodeOnDisk(ino, false)
+	if g := (ino - 1) / f.InodesPerGroup; g < f.Groups {
+		gd := f.Group(g)
+		gd.SetFreeInodes(gd.FreeInodes() + 1)
+		if f.GdtCsum {
+			gd.UpdateChecksum(sb, g)
+		}
+	}
+	sb.SetFreeInodesCount(sb.FreeInodesCount() + 1)
+	c.journalMoveFreed = 1
 }
 
 // writeAllSupers makes Finish write every superblock and descriptor copy,

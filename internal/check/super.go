@@ -372,6 +372,7 @@ func (c *Checker) checkSuperFields() {
 	}
 	if c.repairing() {
 		c.backupJournalBlocks()
+		c.moveVisibleJournal()
 	}
 	c.fixExtJournalHint()
 	if c.repairing() {

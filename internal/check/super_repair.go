@@ -39,7 +39,8 @@ func (c *Checker) descFixesUnchanged(wasUnchanged bool) {
 
 // FixSkipCounts is the writable part of e2fsck's clean skip
 // (check_if_skip): the superblock's free inode and block counts are set
-// from the sums of the group descriptors' counts when they differ
+// from the sums of the group descriptors' counts (as check_super_block
+// summed them: before the journal was moved) when they differ
 // (PR_0_FREE_INODE_COUNT, PR_0_FREE_BLOCK_COUNT; modern kernels do not
 // keep the global counts current). It reports whether it changed the
 // superblock, which must then be written (WriteMasterSuper).
@@ -57,6 +58,7 @@ func (c *Checker) FixSkipCounts() bool {
 		freeInodes += gd.FreeInodes()
 	}
 	freeBlocks <<= f.ClusterBits
+	freeInodes -= c.journalMoveFreed
 	changed := false
 	if sb.FreeInodesCount() != freeInodes &&
 		c.fix(problem.Problem{Code: problem.PR_0_FREE_INODE_COUNT, Ino: sb.FreeInodesCount(), Ino2: freeInodes}) {

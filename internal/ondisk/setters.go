@@ -36,6 +36,9 @@ func (s Superblock) SetMntCount(v uint16) { s.put16(offMntCount, v) }
 // SetLastOrphan stores s_last_orphan.
 func (s Superblock) SetLastOrphan(v uint32) { s.put32(offLastOrphan, v) }
 
+// SetJournalInum sets s_journal_inum.
+func (s Superblock) SetJournalInum(v uint32) { s.put32(offJournalInum, v) }
+
 // SetBlockGroupNr stores s_block_group_nr (the group a backup copy is in).
 func (s Superblock) SetBlockGroupNr(v uint16) { s.put16(offBlockGroupNr, v) }
 
