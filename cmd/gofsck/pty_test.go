@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -233,6 +235,46 @@ func TestInteractiveRevisionZeroLargeDir(t *testing.T) {
 	for _, answers := range []string{"nnyy", "nnny", "nnyn"} {
 		if eout, _ := interactiveAgree(t, base, answers); !strings.Contains(eout, "but is a revision 0 filesystem") {
 			t.Fatalf("%q: e2fsck did not offer revision 1:\n%s", answers, eout)
+		}
+	}
+}
+
+// TestInteractiveLostFoundNoSpace: a filesystem without a free block
+// and without /lost+found. Pass 3 offers to create it, cannot allocate
+// its block, and offers the root directory instead; a no there makes
+// e2fsck report the allocation's error ("ext2fs_new_block: ... while
+// trying to create /lost+found directory"), and pass 4 then has nowhere
+// to connect an unattached file.
+func TestInteractiveLostFoundNoSpace(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	base := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 4 << 20, BlockSize: 1024, Features: "^has_journal",
+		Debugfs: []string{"rmdir lost+found"}})
+	free, err := strconv.Atoi(testfs.Superblock(t, base)["Free blocks"])
+	if err != nil || free < 16 {
+		t.Fatalf("free blocks %q", testfs.Superblock(t, base)["Free blocks"])
+	}
+	// Nearly all the space in one file (not zeros: debugfs would leave
+	// holes), then one-block files for the rest.
+	dir := t.TempDir()
+	big, small := filepath.Join(dir, "big"), filepath.Join(dir, "small")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("y\n"), (free-8)*512), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(small, []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmds := []string{"write " + big + " big"}
+	for i := 0; i < 12; i++ {
+		cmds = append(cmds, fmt.Sprintf("write %s s%d", small, i))
+	}
+	testfs.Debugfs(t, base, append(cmds, "unlink s3")...)
+	if got := testfs.Superblock(t, base)["Free blocks"]; got != "0" {
+		t.Fatalf("the filesystem still has %s free blocks", got)
+	}
+	for _, answers := range []string{"yn", "yy", "n"} {
+		eout, _ := interactiveAgree(t, base, answers+"yyyyyyyy")
+		if answers == "yn" && !strings.Contains(eout, "while trying to create /lost+found directory") {
+			t.Fatalf("%q: e2fsck did not report the failed allocation:\n%s", answers, eout)
 		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 // '..' entries. Serial code only.
 
 func init() {
-	canRepair(problem.PR_3_NO_ROOT_INODE, problem.PR_3_NO_LF_DIR, problem.PR_3_UNCONNECTED_DIR,
+	canRepair(problem.PR_3_NO_ROOT_INODE, problem.PR_3_NO_LF_DIR, problem.PR_3_LPF_NO_SPACE, problem.PR_3_UNCONNECTED_DIR,
 		problem.PR_3_LOOPED_DIR, problem.PR_3_BAD_DOT_DOT, problem.PR_3_EXPAND_LF_DIR,
 		problem.PR_3_LPF_NOTDIR)
 }
@@ -180,15 +180,19 @@ func (c *Checker) getLostAndFound(fix bool) uint32 {
 			c.lpf = ondisk.RootIno
 			return 0
 		}
+		// Declined: e2fsck reports the allocation's error.
+		c.fix(problem.Problem{Code: problem.PR_3_ERR_LPF_NEW_BLOCK, Err: errNoFreeBlock.Error()})
 		return 0
 	}
 	ino, ok = c.allocInode(ondisk.RootIno, true)
 	if !ok {
-		if c.fix(problem.Problem{Code: problem.PR_3_LPF_NO_SPACE, Err: "Could not allocate inode in ext2 filesystem"}) {
+		const errNoInode = "Could not allocate inode in ext2 filesystem"
+		if c.fix(problem.Problem{Code: problem.PR_3_LPF_NO_SPACE, Err: errNoInode}) {
 			c.fix(problem.Problem{Code: problem.PR_3_NO_SPACE_TO_RECOVER})
 			c.lpf = ondisk.RootIno
 			return 0
 		}
+		c.fix(problem.Problem{Code: problem.PR_3_ERR_LPF_NEW_INODE, Err: errNoInode})
 		return 0
 	}
 	c.inodeAllocStats(ino, 1, true)
@@ -216,7 +220,9 @@ func (c *Checker) getLostAndFound(fix bool) uint32 {
 // #ino. It returns true when that failed.
 func (c *Checker) reconnectFile(ino uint32) bool {
 	if !c.badLPF && c.lpf == 0 {
-		if c.getLostAndFound(true) == 0 {
+		// ctx->lost_and_found takes the result, also when
+		// get_lost_and_found chose the root directory and returned 0.
+		if c.lpf = c.getLostAndFound(true); c.lpf == 0 {
 			c.badLPF = true
 		}
 	}
