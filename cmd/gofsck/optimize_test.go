@@ -128,7 +128,9 @@ func TestOptimizeDirsRefused(t *testing.T) {
 // whose extent trees the rebuild must extend: one of depth 2, and one of
 // depth 1 whose last leaf is full, so that the first block appended
 // splits the leaf and the tree grows a level (the library's
-// ext2fs_extent_set_bmap under its block iterator). debugfs builds them; a
+// ext2fs_extent_set_bmap under its block iterator); and ones the rebuild
+// shrinks, whose tails are punched (ext2fs_punch) across leaves and
+// index blocks, or within the last leaf. debugfs builds them; a
 // 1-block file written after every 24 names keeps each directory block an
 // extent of its own.
 func TestOptimizeDirsDeepExtentTree(t *testing.T) {
@@ -142,12 +144,27 @@ func TestOptimizeDirsDeepExtentTree(t *testing.T) {
 		names        int
 		depth        int
 		lastLeafFull bool
+		// keepEvery > 1: only every keepEvery-th name stays (rm the
+		// others), so the rebuilt directory needs fewer blocks and its
+		// tail is punched; removeTail: the last removeTail names go.
+		keepEvery, removeTail int
+		// bigalloc: 4-block clusters, so the punch frees partial
+		// clusters only when no other block of them stays mapped.
+		bigalloc bool
 	}{
-		{"leaf-split", 7970, 1, true},
-		{"depth-2", 8600, 2, false},
+		{"leaf-split", 7970, 1, true, 0, 0, false},
+		{"depth-2", 8600, 2, false, 0, 0, false},
+		{"depth-1-shrink", 5000, 1, false, 3, 0, false},
+		{"depth-2-shrink", 8600, 2, false, 3, 0, false},
+		{"depth-2-shrink-last-leaf", 8600, 2, false, 0, 1765, false},
+		{"bigalloc-shrink", 5000, 1, false, 3, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 32 << 20, BlockSize: 1024, Inodes: 12000})
+			spec := testfs.Spec{FSType: "ext4", Size: 32 << 20, BlockSize: 1024, Inodes: 12000}
+			if tc.bigalloc {
+				spec.Size, spec.ClusterSize, spec.Features = 64<<20, 4096, "bigalloc"
+			}
+			img := testfs.MkImage(t, spec)
 			cmds := []string{"mkdir d", "cd d"}
 			for i := range tc.names {
 				cmds = append(cmds, fmt.Sprintf("write /dev/null f%05d-%s", i, strings.Repeat("q", 30)))
@@ -155,15 +172,38 @@ func TestOptimizeDirsDeepExtentTree(t *testing.T) {
 					cmds = append(cmds, fmt.Sprintf("write %s z%05d", onek, i))
 				}
 			}
+			for i := range tc.names {
+				if tc.keepEvery > 1 && i%tc.keepEvery != 0 || i >= tc.names-tc.removeTail {
+					cmds = append(cmds, fmt.Sprintf("rm f%05d-%s", i, strings.Repeat("q", 30)))
+				}
+			}
 			testfs.Debugfs(t, img, cmds...)
 			depth, entries, max := extentShape(t, img, "d")
-			if depth != tc.depth || tc.depth == 1 && (entries == max) != tc.lastLeafFull {
+			if depth != tc.depth || tc.depth == 1 && tc.keepEvery == 0 && (entries == max) != tc.lastLeafFull {
 				t.Fatalf("the directory's extent tree has depth %d and a last leaf of %d/%d entries; want depth %d, last leaf full %v",
 					depth, entries, max, tc.depth, tc.lastLeafFull)
 			}
 			compareOptimize(t, tc.name+" -fyD", img, "-fyD")
+			if tc.keepEvery > 1 || tc.removeTail > 0 {
+				// The rebuild must have shrunk the directory (e2fsck's
+				// htree leaves keep 20% free, so it needs fewer names).
+				after := testfs.CopyImage(t, img)
+				testfs.E2fsckInPlace(t, after, "-fyD")
+				before, now := dirBlocks(t, img, "d"), dirBlocks(t, after, "d")
+				if now >= before {
+					t.Errorf("e2fsck -fyD left /d with %d blocks (before: %d)", now, before)
+				}
+				t.Logf("/d: %d blocks before, %d after", before, now)
+			}
 		})
 	}
+}
+
+// dirBlocks is the number of blocks debugfs's blocks command lists for
+// file (data and tree blocks of an extent-mapped file).
+func dirBlocks(t *testing.T, img, file string) int {
+	t.Helper()
+	return len(strings.Fields(testfs.DebugfsRO(t, img, "blocks "+file)))
 }
 
 // extentShape returns the depth of file's extent tree and the entries and
