@@ -253,8 +253,9 @@ func (n Inode) ComputeChecksum(seed, ino uint32) uint32 {
 	return c
 }
 
-// ChecksumValid reports whether the inode checksum verifies. An inode that
-// is entirely zero always verifies (unused slots of a fresh table).
+// ChecksumValid reports whether the inode checksum verifies. An inode
+// whose first 128 bytes are zero always verifies (unused slots of a fresh
+// table): the library looks no further, whatever the extra fields hold.
 func (n Inode) ChecksumValid(seed, ino uint32) bool {
 	c := n.ComputeChecksum(seed, ino)
 	stored := n.Checksum()
@@ -264,7 +265,7 @@ func (n Inode) ChecksumValid(seed, ino uint32) bool {
 	if c == stored {
 		return true
 	}
-	for _, b := range n {
+	for _, b := range n[:min(len(n), GoodOldInodeSize)] {
 		if b != 0 {
 			return false
 		}
