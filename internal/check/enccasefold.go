@@ -121,38 +121,9 @@ func rehashCmp(fo *casefold.Folder) func(a, b *hashEntry) int {
 	}
 }
 
-// sortRehash sorts entries as e2fsck's sort_r does on glibc (qsort_r's
-// merge sort: the left run is taken while cmp(left, right) <= 0), which
-// fixes the order where the comparator is not a total order (names that
-// do not fold, in a casefolded directory).
+// sortRehash sorts entries as e2fsck's sort_r does on glibc (qsortGlibc),
+// which fixes the order where the comparator is not a total order (names
+// that do not fold, in a casefolded directory).
 func sortRehash(ents []hashEntry, fo *casefold.Folder) {
-	if len(ents) < 2 {
-		return
-	}
-	cmp := rehashCmp(fo)
-	tmp := make([]hashEntry, 0, len(ents))
-	var sortRange func(b []hashEntry)
-	sortRange = func(b []hashEntry) {
-		n := len(b)
-		if n <= 1 {
-			return
-		}
-		b1, b2 := b[:n/2], b[n/2:]
-		sortRange(b1)
-		sortRange(b2)
-		t := tmp[:0]
-		i, j := 0, 0
-		for i < len(b1) && j < len(b2) {
-			if cmp(&b1[i], &b2[j]) <= 0 {
-				t = append(t, b1[i])
-				i++
-			} else {
-				t = append(t, b2[j])
-				j++
-			}
-		}
-		t = append(t, b1[i:]...)
-		copy(b, t) // what is left of b2 is in place
-	}
-	sortRange(ents)
+	qsortGlibc(ents, rehashCmp(fo))
 }

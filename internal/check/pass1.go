@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"encoding/binary"
-	"sort"
 	"sync"
 
 	"gofsck/internal/bitmap"
@@ -256,27 +255,63 @@ func (c *Checker) replay(r *recSink) {
 }
 
 // insaneBlock verifies the checksums of one inode-table block's inodes
-// (recording failures in s.csumBad) and implements e2fsck's garbage
-// detection: with metadata_csum, if more than half of a block's inodes
-// fail their checksum, every inode in it is "garbage".
+// (recording failures in s.csumBad) and implements the library's garbage
+// detection (check_inode_block_sanity): an inode is insane when it fails
+// its checksum, or has EXTENTS_FL with a bad extent header, or is a
+// linked, block-mapped file, directory or slow symlink with more than
+// half of its block pointers outside the filesystem. If more than half of
+// a block's inodes are insane, every inode in it is "garbage" — with or
+// without metadata_csum.
 func (c *Checker) insaneBlock(s *inodeScratch, b []byte, firstIno uint32, ipb uint64, avail uint32) bool {
 	s.csumBad = [8]uint64{}
-	if !c.fs.MetadataCsum {
-		return false
-	}
+	f := c.fs
 	n := min(uint64(avail), ipb, 512)
-	bad := uint64(0)
+	bad, insane := uint64(0), uint64(0)
 	for k := uint64(0); k < n; k++ {
-		raw := ondisk.Inode(b[k*uint64(c.fs.InodeSize) : (k+1)*uint64(c.fs.InodeSize)])
-		if !raw.ChecksumValid(c.fs.CsumSeed, firstIno+uint32(k)) {
+		raw := ondisk.Inode(b[k*uint64(f.InodeSize) : (k+1)*uint64(f.InodeSize)])
+		switch {
+		case f.MetadataCsum && !raw.ChecksumValid(f.CsumSeed, firstIno+uint32(k)):
 			bad++
+			insane++
 			s.csumBad[k/64] |= 1 << (k % 64)
+		case extentHeadLooksInsane(raw) || c.blockMapLooksInsane(raw):
+			insane++
 		}
 	}
 	if bad > 0 && !c.repair.inodeCsumSeen.Load() {
 		c.repair.inodeCsumSeen.Store(true)
 	}
-	return ipb >= 2 && bad > ipb/2
+	return ipb >= 2 && insane > ipb/2
+}
+
+// extentHeadLooksInsane is the library's extent_head_looks_insane.
+func extentHeadLooksInsane(n ondisk.Inode) bool {
+	return n.Flags()&ondisk.FlagExtents != 0 && ondisk.ExtentHeader(n.IBlock()).Verify() != nil
+}
+
+// blockMapLooksInsane is the library's block_map_looks_insane: a linked
+// block-mapped regular file, directory or symlink too long to be fast
+// with more than half of its 15 block pointers outside the filesystem.
+func (c *Checker) blockMapLooksInsane(n ondisk.Inode) bool {
+	if n.Flags()&(ondisk.FlagInlineData|ondisk.FlagExtents) != 0 || n.LinksCount() == 0 {
+		return false
+	}
+	switch {
+	case n.IsReg(), n.IsDir():
+	case n.IsSymlink():
+		if n.Size() <= ondisk.IBlockSize {
+			return false
+		}
+	default:
+		return false
+	}
+	bad := 0
+	for i := 0; i < 15; i++ {
+		if b := uint64(n.Block(i)); b != 0 && (b < c.fs.FirstDataBlock || b >= c.fs.BlocksCount) {
+			bad++
+		}
+	}
+	return bad > 15/2
 }
 
 // markGroupMetadata marks superblocks, descriptors, bitmaps and inode
@@ -742,15 +777,16 @@ func (c *Checker) processDeferred(s *inodeScratch) {
 		return
 	}
 	is64 := c.sb.Is64bit()
-	sort.SliceStable(c.deferred, func(i, j int) bool {
-		a, b := c.deferred[i], c.deferred[j]
+	// process_inode_cmp: differences cast to int, so garbage block
+	// numbers make it no total order, and glibc's merge sort decides.
+	qsortGlibc(c.deferred, func(a, b *deferredInode) int {
 		if d := int32(a.inode.Block(12) - b.inode.Block(12)); d != 0 {
-			return d < 0
+			return int(d)
 		}
 		if d := int32(a.inode.FileACL(is64) - b.inode.FileACL(is64)); d != 0 {
-			return d < 0
+			return int(d)
 		}
-		return a.ino < b.ino
+		return int(int32(a.ino - b.ino))
 	})
 	for _, d := range c.deferred {
 		s.ioIno = d.ino
@@ -766,9 +802,11 @@ func (c *Checker) processDeferred(s *inodeScratch) {
 // finishInode offers the checksum-only fix when the inode survived every
 // check without change (FINISH_INODE_LOOP).
 // An inode written by a fix no longer fails its checksum when e2fsck
-// rereads it, so the question is not asked then.
+// rereads it, so the question is not asked then; nor is it for an inode
+// whose own checksum holds but that the scan called garbage with the
+// rest of its inode table block (recheck_bad_inode_checksum rereads it).
 func (c *Checker) finishInode(ino uint32, n ondisk.Inode, failedCsum bool) {
-	if failedCsum && !c.p1.wrote {
+	if failedCsum && !c.p1.wrote && c.inodeCsumFails(ino, c.readFullInode(ino)) {
 		if c.fix(problem.Problem{Code: problem.PR_1_INODE_ONLY_CSUM_INVALID, Ino: ino, Inode: c.inodeInfo(n)}) {
 			c.writeInode(ino, n)
 		}
@@ -886,25 +924,24 @@ func (c *Checker) hasValidBlocks(n ondisk.Inode) bool {
 	if !n.IsDir() && !n.IsReg() && !n.IsSymlink() {
 		return false
 	}
-	if n.Flags()&ondisk.FlagInlineData != 0 {
-		return false
-	}
 	if n.IsSymlink() {
 		if n.FileACL(c.sb.Is64bit()) == 0 {
 			if n.BlocksLo() == 0 {
 				return false
 			}
 		} else {
-			if n.Size() >= ondisk.IBlockSize {
+			// The library reads i_size alone here, not i_size_high.
+			size := uint32(n.Size())
+			if size >= ondisk.IBlockSize {
 				return true
 			}
-			if n.Size() > 4 && n.Block(1) == 0 {
+			if size > 4 && n.Block(1) == 0 {
 				return true
 			}
 			return false
 		}
 	}
-	return true
+	return n.Flags()&ondisk.FlagInlineData == 0
 }
 
 // isFastSymlink is e2fsprogs 1.47.0's ext2fs_is_fast_symlink: a symlink
