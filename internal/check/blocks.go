@@ -24,7 +24,17 @@ type blockWalk struct {
 	clear          bool
 	maxBlocks      uint64
 	nextLblock     uint64 // extent collision detection
-	iterErr        string // set when the block iteration failed (library message)
+	// iterErr is the block iterator's ctx->errcode (library message):
+	// set by an unusable or unreadable indirect block, and cleared again
+	// by the next indirect block read or written successfully.
+	// iterFailed is BLOCK_ERROR in its result; the iteration fails only
+	// when both are set.
+	iterErr    string
+	iterFailed bool
+	// bcount is the iterator's logical block counter (ctx->bcount). It
+	// does not advance past an indirect block that failed, so the blocks
+	// mapped after one are numbered as the library numbers them.
+	bcount int64
 	// setZero and changed are processBlock's answer for the pointer it
 	// was given: clear it in the iterator's copy, and write that copy
 	// (the library's BLOCK_CHANGED).
@@ -74,7 +84,7 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 	}
 	c.sink.EndLatch(problem.LatchBlock)
 	c.sink.EndLatch(problem.LatchTooBig)
-	if w.iterErr != "" {
+	if w.iterFailed && w.iterErr != "" {
 		c.fix(problem.Problem{Code: problem.PR_1_BLOCK_ITERATE, Ino: ino, Err: w.iterErr})
 		return
 	}
@@ -229,8 +239,11 @@ func (c *Checker) inlineBlocks(w *blockWalk) {
 }
 
 // mappedBlocks walks a block-mapped inode (direct, indirect, double and
-// triple indirect), in e2fsck's order: an indirect block is visited before
-// the blocks it maps.
+// triple indirect) as the library's block iterator does
+// (ext2fs_block_iterate3): an indirect block is visited before the blocks
+// it maps; a failed indirect block at the top level leaves the others to
+// be walked, but inside a double or triple indirect block it ends the
+// walk of that block.
 func (c *Checker) mappedBlocks(s *inodeScratch, w *blockWalk) {
 	n := w.n
 	changed := false // a pointer in i_block was cleared (BLOCK_CHANGED)
@@ -250,82 +263,97 @@ func (c *Checker) mappedBlocks(s *inodeScratch, w *blockWalk) {
 			return
 		}
 	}
-	perBlock := int64(c.fs.BlockSize / 4)
-	base := int64(12)
+	w.bcount = 12
 	for level := 1; level <= 3; level++ {
-		span := int64(1)
-		for k := 0; k < level; k++ {
-			span *= perBlock
-		}
 		blk := uint64(n.Block(11 + level))
-		if blk != 0 {
-			zero, ch := c.walkIndirect(s, w, blk, level, base, -int64(level), 0)
-			if zero {
-				setIBlock(n, 11+level, 0)
-			}
-			changed = changed || ch
-			if w.clear {
-				return
-			}
+		if blk == 0 {
+			w.bcount += c.indirectSpan(level)
+			continue
 		}
-		base += span
+		zero, ch, _ := c.walkIndirect(s, w, blk, level, -int64(level), 0)
+		if zero {
+			setIBlock(n, 11+level, 0)
+		}
+		changed = changed || ch
+		if w.clear {
+			return
+		}
 	}
 }
 
-// walkIndirect visits an indirect block of the given level whose first
-// mapped logical block is base; metaCount is the BLOCK_COUNT_* value
-// (-1, -2, -3) reported for the indirect block itself. Like e2fsck's
-// iterator, a bad indirect pointer that is not fixed makes the iteration
-// fail at the end, but the other pointers are still walked. It returns
-// whether the pointer to the block is to be cleared in its parent, and
-// whether that change is to be written (BLOCK_CHANGED). Cleared pointers
-// inside the block are written back with it.
-func (c *Checker) walkIndirect(s *inodeScratch, w *blockWalk, blk uint64, level int, base, metaCount int64, ref uint64) (zero, changed bool) {
+// indirectSpan is the number of logical blocks an indirect block of the
+// given level maps.
+func (c *Checker) indirectSpan(level int) int64 {
+	per := int64(c.fs.BlockSize / 4)
+	span := int64(1)
+	for k := 0; k < level; k++ {
+		span *= per
+	}
+	return span
+}
+
+// walkIndirect is block_iterate_ind, _dind or _tind (level 1, 2, 3) for
+// the indirect block blk; metaCount is the BLOCK_COUNT_* value (-1, -2,
+// -3) reported for the block itself, ref the block holding the pointer.
+// It returns whether the pointer is to be cleared in its parent and
+// whether that change is to be written (BLOCK_CHANGED), and failed for
+// BLOCK_ERROR. Cleared pointers inside the block are written back with
+// it.
+func (c *Checker) walkIndirect(s *inodeScratch, w *blockWalk, blk uint64, level int, metaCount int64, ref uint64) (zero, changed, failed bool) {
 	f := c.fs
-	ok := c.processBlock(w, blk, metaCount, ref)
+	c.processBlock(w, blk, metaCount, ref)
 	zero, changed = w.setZero, w.changed
-	if !ok || w.clear {
+	if zero || w.clear {
+		w.bcount += c.indirectSpan(level)
 		return
 	}
 	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
-		w.iterErr = indirectErr[level]
-		return
+		w.iterErr, w.iterFailed = indirectErr[level], true
+		return zero, changed, true
 	}
 	buf := s.levels[level]
 	if err := c.readBlockIO(s, blk, buf); err != nil {
-		w.iterErr = ioErrorText(err)
-		return
+		w.iterErr, w.iterFailed = ioErrorText(err), true
+		return zero, changed, true
 	}
+	w.iterErr = ""
 	perBlock := int64(f.BlockSize / 4)
-	span := int64(1)
-	for k := 1; k < level; k++ {
-		span *= perBlock
-	}
 	dirty := false
 	for i := int64(0); i < perBlock; i++ {
 		child := uint64(binary.LittleEndian.Uint32(buf[4*i:]))
-		if child == 0 {
+		if level == 1 {
+			if child != 0 {
+				c.processBlock(w, child, w.bcount, blk)
+				if w.setZero {
+					binary.LittleEndian.PutUint32(buf[4*i:], 0)
+				}
+				dirty = dirty || w.changed
+				if w.clear {
+					break
+				}
+			}
+			w.bcount++
 			continue
 		}
-		var z, ch bool
-		if level == 1 {
-			c.processBlock(w, child, base+i, blk)
-			z, ch = w.setZero, w.changed
-		} else {
-			z, ch = c.walkIndirect(s, w, child, level-1, base+i*span, metaCount+1, blk)
+		if child == 0 {
+			w.bcount += c.indirectSpan(level - 1)
+			continue
 		}
+		z, ch, bad := c.walkIndirect(s, w, child, level-1, metaCount+1, blk)
 		if z {
 			binary.LittleEndian.PutUint32(buf[4*i:], 0)
 		}
 		dirty = dirty || ch
-		if w.clear {
+		if w.clear || bad {
+			failed = bad
 			break
 		}
 	}
 	if dirty {
 		c.writeBlockUncounted(blk, buf)
+		w.iterErr = "" // ext2fs_write_ind_block's result
 	}
-	return
+	return zero, changed, failed
 }
 
 // indirectErr is the library message for an unusable indirect block.

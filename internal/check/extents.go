@@ -82,7 +82,7 @@ func (c *Checker) extentBlocks(s *inodeScratch, w *blockWalk) {
 	if x.err != "" {
 		// Declined: the library's error stays set, and the block walk
 		// reports it as a failed iteration (which stops the run).
-		w.iterErr = x.err
+		w.iterErr, w.iterFailed = x.err, true
 	}
 }
 
