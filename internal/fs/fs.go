@@ -524,6 +524,10 @@ func (f *FS) CheckDesc() error {
 		order      int    // marking order; sb/gdt copies come first (-1)
 	}
 	var spans []span
+	if f.FirstDataBlock == 0 && f.BlockSize == 1024 && f.ClusterBits > 0 {
+		// ext2fs_reserve_super_and_bgd marks the boot block too.
+		spans = append(spans, span{0, 1, -1})
+	}
 	for g := uint32(0); g < f.Groups; g++ {
 		l := f.Layout(g)
 		if l.Super != 0 || g == 0 {
