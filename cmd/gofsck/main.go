@@ -452,7 +452,7 @@ func describe(err error) string {
 }
 
 // deviceName is the name used in messages: -N, else the volume label, else
-// the path, with blanks and ':' replaced.
+// the path, with white space and ':' replaced by '_'.
 func deviceName(o *options, f *fs.FS) string {
 	name := o.name
 	if name == "" {
@@ -462,12 +462,16 @@ func deviceName(o *options, f *fs.FS) string {
 			name = o.device
 		}
 	}
-	return strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\t' || r == ':' {
-			return '_'
+	// Byte by byte, as e2fsck's isspace() loop: a label is any 16 bytes,
+	// not UTF-8, and its other bytes are printed as they are.
+	b := []byte(name)
+	for i, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\v', '\f', '\r', ':':
+			b[i] = '_'
 		}
-		return r
-	}, name)
+	}
+	return string(b)
 }
 
 // checkDevice runs the whole check and returns the exit code.
