@@ -101,6 +101,22 @@ func TestScanQuirksMatchE2fsck(t *testing.T) {
 			Features: "bigalloc", Populate: populate}, func(t *testing.T, img string) {
 			testfs.Debugfs(t, img, "set_bg 0 block_bitmap 0", "set_bg 0 checksum calc")
 		}, true, true},
+		// Pass 1B's inode scan verifies every checksum: under -n the
+		// inode whose checksum pass 1 was not allowed to fix stops the
+		// run there (PR_1B_ISCAN_ERROR); under -y it was fixed.
+		{"pass1b-scan-checksum", testfs.Spec{FSType: "ext4", Size: 8 << 20, BlockSize: 1024, Features: "^extent,^64bit",
+			Populate: populateQuirks}, func(t *testing.T, img string) {
+			shared := testfs.Bmap(t, img, "a/one", 0)
+			testfs.Debugfs(t, img, fmt.Sprintf("sif a/two block[3] %d", shared))
+			testfs.WriteAt(t, img, testfs.InodeOffset(t, img, "<30>")+8, []byte{0x77}) // i_atime
+		}, false, false},
+		// The bad-blocks inode in a garbage block, its own checksum
+		// intact: the block iterator's checked read of it succeeds.
+		{"bad-blocks-inode-garbage-block", ext4, func(t *testing.T, img string) {
+			for _, ino := range []string{"<2>", "<3>", "<4>"} {
+				testfs.WriteAt(t, img, testfs.InodeOffset(t, img, ino)+8, []byte{0x77})
+			}
+		}, true, false},
 		// The label names the device in messages, white space and ':'
 		// replaced byte by byte.
 		{"label-control-bytes", testfs.Spec{FSType: "ext2", Size: 4 << 20, BlockSize: 1024, Populate: populate},

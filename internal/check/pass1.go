@@ -551,9 +551,11 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 			}
 		}
 		c.inodeUsed.Set(uint64(ino))
-		if failedCsum && !c.p1.wrote {
+		if failedCsum && !c.p1.wrote && c.inodeCsumFails(ino, c.readFullInode(ino)) {
 			// The library's block iterator rereads inode 1 with a
-			// checked read, which fails: e2fsck stops (a fatal problem).
+			// checked read, which fails (unless the inode was only
+			// garbage by its block's company): e2fsck stops (a fatal
+			// problem).
 			c.fix(problem.Problem{Code: problem.PR_1_BLOCK_ITERATE, Ino: ino, Err: "Inode checksum does not match inode"})
 			return
 		}
