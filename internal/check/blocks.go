@@ -65,6 +65,11 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 	case c.hasValidBlocks(n):
 		if extentFS && flags&ondisk.FlagExtents != 0 {
 			c.extentBlocks(s, w)
+		} else if flags&ondisk.FlagInlineData != 0 {
+			// A symlink with an EA block that the library counts as
+			// having blocks, with INLINE_DATA_FL on a filesystem without
+			// inline_data: the block iterator refuses it.
+			w.iterErr, w.iterFailed = "Cannot iterate data blocks of an inode containing inline data", true
 		} else if flags&ondisk.FlagExtents != 0 {
 			// Without the extents feature the library still walks an
 			// EXTENTS_FL inode as a tree, block by block.

@@ -441,6 +441,12 @@ func (c *Checker) clearV2Journal(j *jnl, buf []byte) {
 		return
 	}
 	clear(buf[0x24:])
+	if !j.external {
+		// e2fsck writes the journal's buffer straight to the device,
+		// which does not mark the filesystem changed: alone, this fix
+		// leaves the exit status 0 and no "MODIFIED" line.
+		c.repair.uncounted.Add(1)
+	}
 	c.writeJournalBlock(j, int64(j.sbBlock)<<c.fs.BlockBits, buf)
 	if m, ok := c.sink.(interface{ MarkFixed() }); ok {
 		m.MarkFixed()
