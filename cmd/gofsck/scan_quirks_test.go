@@ -81,7 +81,7 @@ func TestScanQuirksMatchE2fsck(t *testing.T) {
 		// A double indirect block whose second entry is out of range:
 		// the iterator stops walking that block there.
 		{"dind-child-illegal", ext3, func(t *testing.T, img string) {
-			d := dindBlock(t, img, "big")
+			d := statBlockAfter(t, img, "big", "(DIND):")
 			testfs.WriteAt(t, img, int64(d)*1024+4, append(testfs.Le32(0xF0000001), testfs.Le32(0xF0000002)...))
 		}, true, false},
 		// An out-of-range indirect block does not advance the iterator's
@@ -89,7 +89,7 @@ func TestScanQuirksMatchE2fsck(t *testing.T) {
 		// are numbered from 12; and the next block read clears the
 		// error, so the walk does not fail.
 		{"ind-illegal-numbering", ext3, func(t *testing.T, img string) {
-			ind := indChildOfDind(t, img, "big")
+			ind := statBlockAfter(t, img, "big", "(DIND):", "(IND):")
 			testfs.WriteAt(t, img, int64(ind)*1024+20, testfs.Le32(0xF0000005))
 			testfs.Debugfs(t, img, "sif big block[IND] 4026531840")
 		}, true, false},
@@ -182,33 +182,22 @@ func populateQuirks(tr *testfs.Tree) {
 	tr.File("big", 400<<10)
 }
 
-// dindBlock is file's double indirect block (debugfs "stat").
-func dindBlock(t *testing.T, img, file string) uint64 {
+// statBlockAfter is the block number debugfs "stat" prints for file
+// after the labels given, found one after the other: "(DIND):" is the
+// double indirect block, "(DIND):", "(IND):" the first indirect block
+// under it.
+func statBlockAfter(t *testing.T, img, file string, labels ...string) uint64 {
 	t.Helper()
 	out := testfs.DebugfsRO(t, img, "stat "+file)
-	i := strings.Index(out, "(DIND):")
-	if i < 0 {
-		t.Fatalf("%s has no double indirect block:\n%s", file, out)
+	at := 0
+	for _, l := range labels {
+		i := strings.Index(out[at:], l)
+		if i < 0 {
+			t.Fatalf("%s: no %s in debugfs stat:\n%s", file, strings.Join(labels, " "), out)
+		}
+		at += i + len(l)
 	}
 	var b uint64
-	fmt.Sscanf(out[i+len("(DIND):"):], "%d", &b)
-	return b
-}
-
-// indChildOfDind is the first indirect block under file's double indirect
-// block.
-func indChildOfDind(t *testing.T, img, file string) uint64 {
-	t.Helper()
-	out := testfs.DebugfsRO(t, img, "stat "+file)
-	i := strings.Index(out, "(DIND):")
-	if i < 0 {
-		t.Fatalf("%s has no double indirect block:\n%s", file, out)
-	}
-	j := strings.Index(out[i:], "(IND):")
-	if j < 0 {
-		t.Fatalf("%s: no indirect block after the double indirect one:\n%s", file, out)
-	}
-	var b uint64
-	fmt.Sscanf(out[i+j+len("(IND):"):], "%d", &b)
+	fmt.Sscanf(out[at:], "%d", &b)
 	return b
 }

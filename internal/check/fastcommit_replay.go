@@ -717,7 +717,7 @@ func sortAndMerge(l []fcExt) []fcExt {
 	if len(l) < 2 {
 		return l
 	}
-	msort(l, func(a, b *fcExt) int {
+	qsortGlibc(l, func(a, b *fcExt) int {
 		if a.len < b.len {
 			return 1
 		}
@@ -735,7 +735,7 @@ func sortAndMerge(l []fcExt) []fcExt {
 	if len(l) == 0 {
 		return l
 	}
-	msort(l, func(a, b *fcExt) int {
+	qsortGlibc(l, func(a, b *fcExt) int {
 		switch {
 		case a.lblk < b.lblk:
 			return -1
@@ -753,37 +753,6 @@ func sortAndMerge(l []fcExt) []fcExt {
 		l = append(l[:i+1], l[i+2:]...)
 	}
 	return l
-}
-
-// msort is glibc's msort_with_tmp: top-down merge sort taking from the
-// left run while cmp(left, right) <= 0.
-func msort(a []fcExt, cmp func(a, b *fcExt) int) {
-	tmp := make([]fcExt, len(a))
-	var sortRange func(b []fcExt)
-	sortRange = func(b []fcExt) {
-		n := len(b)
-		if n <= 1 {
-			return
-		}
-		n1 := n / 2
-		b1, b2 := b[:n1], b[n1:]
-		sortRange(b1)
-		sortRange(b2)
-		t := tmp[:0]
-		i, j := 0, 0
-		for i < len(b1) && j < len(b2) {
-			if cmp(&b1[i], &b2[j]) <= 0 {
-				t = append(t, b1[i])
-				i++
-			} else {
-				t = append(t, b2[j])
-				j++
-			}
-		}
-		t = append(t, b1[i:]...)
-		copy(b, t)
-	}
-	sortRange(a)
 }
 
 // dentry is tl_to_darg: struct ext4_fc_dentry_info and the name after it
