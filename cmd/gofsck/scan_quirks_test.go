@@ -110,6 +110,13 @@ func TestScanQuirksMatchE2fsck(t *testing.T) {
 			testfs.Debugfs(t, img, fmt.Sprintf("sif a/two block[3] %d", shared))
 			testfs.WriteAt(t, img, testfs.InodeOffset(t, img, "<30>")+8, []byte{0x77}) // i_atime
 		}, false, false},
+		// Pass 1B's walk of a file whose indirect block is out of range
+		// but whose double indirect block reads: the read clears the
+		// error, so pass 1B reports no failed iteration.
+		{"pass1b-ind-illegal", ext3, func(t *testing.T, img string) {
+			shared := testfs.Bmap(t, img, "big", 300)
+			testfs.Debugfs(t, img, fmt.Sprintf("sif a/one block[0] %d", shared), "sif big block[IND] 4026531840")
+		}, false, false},
 		// The bad-blocks inode in a garbage block, its own checksum
 		// intact: the block iterator's checked read of it succeeds.
 		{"bad-blocks-inode-garbage-block", ext4, func(t *testing.T, img string) {

@@ -356,6 +356,10 @@ func (c *Checker) iterateBlocksErr(s *inodeScratch, n ondisk.Inode, visit func(b
 			bcount += span(level)
 			return true
 		}
+		// A mapping block read clears the iterator's error (ctx->errcode
+		// takes the read's result), so an earlier bad block no longer
+		// fails the walk.
+		iterErr = ""
 		for i := int64(0); i < per; i++ {
 			child := uint64(leU32(buf[4*i:]))
 			if level == 1 {
