@@ -1,8 +1,23 @@
-// Package bitmap provides the dense bitmaps the checker keeps for inodes and
-// blocks (clusters). Bits are stored in uint64 words; the Set/TestAndSet
-// methods are atomic so that pass-1 workers can share one map without
-// locks, while Test and the range scans are plain reads meant for phases
-// where no writer runs.
+// Package bitmap provides the bitmaps the checker keeps for inodes and
+// blocks (clusters), with memory that follows what is set rather than the
+// size of the volume.
+//
+// A map is a table of pages of 2^15 bits (one group's cluster bitmap at 4
+// KiB blocks). A page is absent while all its bits are clear, a short list
+// of runs while it holds few runs of set bits (the metadata of an empty
+// group, a contiguous file), and 512 dense words once it holds more. One
+// shared page stands for a page whose bits are all set. A mostly empty
+// 256 TiB volume then costs its page table (8 bytes per 128 MiB of 4 KiB
+// blocks) and a few hundred bytes per flex group, where a dense map would
+// cost 8 GiB.
+//
+// Concurrency: Set, Clear, TestAndSet, SetRange and TestAtomic may run in
+// any number of goroutines at once (pass 1's workers share one map
+// without locks). A run page is immutable once published: a writer builds
+// the changed page and installs it with compare-and-swap, retrying on
+// failure, so no update is lost; a dense page is never replaced and its
+// words change by atomic operations. Test and the range scans are plain
+// reads meant for phases in which no writer runs.
 package bitmap
 
 import (
@@ -10,26 +25,220 @@ import (
 	"sync/atomic"
 )
 
-// Bitmap is a fixed-size set of bits numbered [0, Len).
-type Bitmap struct {
-	w   []uint64
-	len uint64
+const (
+	pageShift = 15
+	pageBits  = 1 << pageShift
+	pageMask  = pageBits - 1
+	pageWords = pageBits / 64
+	// maxRuns is the most runs a run page holds; one more makes the page
+	// dense. A run costs 4 bytes against 4 KiB for a dense page.
+	maxRuns = 16
+	// maxEdits is how many times a run page is rebuilt before the next
+	// change makes it dense, so that a page filled bit by bit (a
+	// block-mapped file's blocks, claimed one at a time) stops costing
+	// an allocation per bit.
+	maxEdits = 48
+)
+
+// run is the set bits lo..hi (inclusive) of a page.
+type run struct{ lo, hi uint16 }
+
+// page is one page of a map: dense words when w is set, else runs, sorted,
+// disjoint and not adjacent. A run page is never changed once it is in a
+// map's table.
+type page struct {
+	w     *[pageWords]uint64
+	runs  []run
+	edits uint16 // how many changes made this run page
 }
 
-// New returns an empty bitmap of n bits.
+// fullPage stands for a page whose every bit is set. It is never written.
+var fullPage = &page{runs: []run{{0, pageMask}}}
+
+// Bitmap is a set of bits numbered [0, Len). No bit at or past Len is ever
+// set, so the scans need not mask them.
+type Bitmap struct {
+	pages []atomic.Pointer[page]
+	len   uint64
+}
+
+// New returns an empty bitmap of n bits. It allocates only the page table.
 func New(n uint64) *Bitmap {
-	return &Bitmap{w: make([]uint64, (n+63)/64), len: n}
+	return &Bitmap{pages: make([]atomic.Pointer[page], (n+pageMask)>>pageShift), len: n}
 }
 
 // Len returns the number of bits.
 func (b *Bitmap) Len() uint64 { return b.len }
+
+// Bytes returns the memory the map holds: its page table and pages. It
+// walks the table, so it is for reports, not hot paths.
+func (b *Bitmap) Bytes() uint64 {
+	n := uint64(len(b.pages)) * 8
+	for i := range b.pages {
+		p := b.pages[i].Load()
+		switch {
+		case p == nil, p == fullPage:
+		case p.w != nil:
+			n += pageWords*8 + 32
+		default:
+			n += uint64(cap(p.runs))*4 + 48
+		}
+	}
+	return n
+}
+
+// has reports whether bit off of the run page is set.
+func (p *page) has(off uint16) bool {
+	for _, r := range p.runs {
+		if off < r.lo {
+			return false
+		}
+		if off <= r.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// runsWord returns word k of a run page.
+func (p *page) runsWord(k uint16) uint64 {
+	lo, hi := k*64, k*64+63
+	var w uint64
+	for _, r := range p.runs {
+		if r.hi < lo {
+			continue
+		}
+		if r.lo > hi {
+			break
+		}
+		a, z := max(r.lo, lo)-lo, min(r.hi, hi)-lo
+		w |= maskBits(uint64(a), uint64(z))
+	}
+	return w
+}
+
+// maskBits returns a word with bits a..z (inclusive, z < 64) set.
+func maskBits(a, z uint64) uint64 {
+	if z-a == 63 {
+		return ^uint64(0)
+	}
+	return ((1 << (z - a + 1)) - 1) << a
+}
+
+// unionRuns returns runs with lo..hi added.
+func unionRuns(runs []run, lo, hi uint16) []run {
+	out := make([]run, 0, len(runs)+1)
+	i := 0
+	for ; i < len(runs) && uint32(runs[i].hi)+1 < uint32(lo); i++ {
+		out = append(out, runs[i])
+	}
+	for ; i < len(runs) && uint32(runs[i].lo) <= uint32(hi)+1; i++ {
+		lo, hi = min(lo, runs[i].lo), max(hi, runs[i].hi)
+	}
+	out = append(out, run{lo, hi})
+	return append(out, runs[i:]...)
+}
+
+// covered reports whether one of runs holds all of lo..hi.
+func covered(runs []run, lo, hi uint16) bool {
+	for _, r := range runs {
+		if r.lo <= lo && hi <= r.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// minusRuns returns runs with bits lo..hi removed.
+func minusRuns(runs []run, lo, hi uint16) []run {
+	out := make([]run, 0, len(runs)+1)
+	for _, r := range runs {
+		if r.hi < lo || r.lo > hi {
+			out = append(out, r)
+			continue
+		}
+		if r.lo < lo {
+			out = append(out, run{r.lo, lo - 1})
+		}
+		if r.hi > hi {
+			out = append(out, run{hi + 1, r.hi})
+		}
+	}
+	return out
+}
+
+// makePage returns the page holding runs, made from page old (nil: none):
+// nil when there are no runs, the shared full page, a dense page past
+// maxRuns or maxEdits, else a run page.
+func makePage(old *page, runs []run) *page {
+	edits := uint16(1)
+	if old != nil {
+		edits = old.edits + 1
+	}
+	switch {
+	case len(runs) == 0:
+		return nil
+	case len(runs) == 1 && runs[0] == run{0, pageMask}:
+		return fullPage
+	case len(runs) > maxRuns || edits > maxEdits:
+		return densePage(runs)
+	}
+	return &page{runs: runs, edits: edits}
+}
+
+// densePage returns a dense page with the runs' bits set.
+func densePage(runs []run) *page {
+	w := new([pageWords]uint64)
+	for _, r := range runs {
+		orWords(w, uint64(r.lo), uint64(r.hi), nil, 0)
+	}
+	return &page{w: w}
+}
+
+// orWords sets bits lo..hi (inclusive) of dense words w atomically and
+// calls dup with base+bit for each bit that was already set.
+func orWords(w *[pageWords]uint64, lo, hi uint64, dup func(uint64), base uint64) {
+	for i := lo; i <= hi; {
+		k := i >> 6
+		z := min(hi, k<<6+63)
+		m := maskBits(i&63, z&63)
+		old := atomic.OrUint64(&w[k], m)
+		if was := old & m; was != 0 && dup != nil {
+			for was != 0 {
+				dup(base + k<<6 | uint64(bits.TrailingZeros64(was)))
+				was &= was - 1
+			}
+		}
+		i = z + 1
+	}
+}
+
+// word returns aligned word k of the map (bits 64k..64k+63), k < Len/64
+// rounded up.
+func (b *Bitmap) word(k uint64) uint64 {
+	p := b.pages[k>>(pageShift-6)].Load()
+	switch {
+	case p == nil:
+		return 0
+	case p.w != nil:
+		return p.w[k&(pageWords-1)]
+	}
+	return p.runsWord(uint16(k & (pageWords - 1)))
+}
 
 // Test reports whether bit i is set (false when out of range).
 func (b *Bitmap) Test(i uint64) bool {
 	if i >= b.len {
 		return false
 	}
-	return b.w[i>>6]&(1<<(i&63)) != 0
+	p := b.pages[i>>pageShift].Load()
+	switch {
+	case p == nil:
+		return false
+	case p.w != nil:
+		return p.w[(i>>6)&(pageWords-1)]&(1<<(i&63)) != 0
+	}
+	return p.has(uint16(i & pageMask))
 }
 
 // TestAtomic is Test with an atomic load, for a bit another goroutine may
@@ -38,23 +247,41 @@ func (b *Bitmap) TestAtomic(i uint64) bool {
 	if i >= b.len {
 		return false
 	}
-	return atomic.LoadUint64(&b.w[i>>6])&(1<<(i&63)) != 0
+	p := b.pages[i>>pageShift].Load()
+	switch {
+	case p == nil:
+		return false
+	case p.w != nil:
+		return atomic.LoadUint64(&p.w[(i>>6)&(pageWords-1)])&(1<<(i&63)) != 0
+	}
+	return p.has(uint16(i & pageMask))
 }
 
 // Set sets bit i atomically (ignored when out of range).
-func (b *Bitmap) Set(i uint64) {
-	if i >= b.len {
-		return
-	}
-	atomic.OrUint64(&b.w[i>>6], 1<<(i&63))
-}
+func (b *Bitmap) Set(i uint64) { b.TestAndSet(i) }
 
 // Clear clears bit i atomically.
 func (b *Bitmap) Clear(i uint64) {
 	if i >= b.len {
 		return
 	}
-	atomic.AndUint64(&b.w[i>>6], ^uint64(1<<(i&63)))
+	slot := &b.pages[i>>pageShift]
+	off := uint16(i & pageMask)
+	for {
+		p := slot.Load()
+		switch {
+		case p == nil:
+			return
+		case p.w != nil:
+			atomic.AndUint64(&p.w[off>>6], ^uint64(1<<(off&63)))
+			return
+		case !p.has(off):
+			return
+		}
+		if slot.CompareAndSwap(p, makePage(p, minusRuns(p.runs, off, off))) {
+			return
+		}
+	}
 }
 
 // TestAndSet sets bit i and reports whether it was already set. It is the
@@ -63,44 +290,119 @@ func (b *Bitmap) TestAndSet(i uint64) bool {
 	if i >= b.len {
 		return false
 	}
-	m := uint64(1) << (i & 63)
-	return atomic.OrUint64(&b.w[i>>6], m)&m != 0
+	slot := &b.pages[i>>pageShift]
+	off := uint16(i & pageMask)
+	for {
+		p := slot.Load()
+		var runs []run
+		switch {
+		case p == nil:
+		case p.w != nil:
+			m := uint64(1) << (off & 63)
+			return atomic.OrUint64(&p.w[off>>6], m)&m != 0
+		case p.has(off):
+			return true
+		default:
+			runs = p.runs
+		}
+		if slot.CompareAndSwap(p, makePage(p, unionRuns(runs, off, off))) {
+			return false
+		}
+	}
 }
 
 // SetRange sets bits [start, start+n) and calls dup for every bit in the
-// range that was already set. Whole words are set with one atomic
-// operation each, so marking a long extent costs n/64 operations.
+// range that was already set. Dense words are set with one atomic
+// operation each, and a range over a run page adds one run, so marking a
+// long extent costs at most n/64 operations.
 func (b *Bitmap) SetRange(start, n uint64, dup func(i uint64)) {
-	if start >= b.len {
+	if start >= b.len || n == 0 {
 		return
 	}
-	if n > b.len-start {
-		n = b.len - start
+	n = min(n, b.len-start)
+	end := start + n - 1
+	for i := start; i <= end; {
+		pi := i >> pageShift
+		base := pi << pageShift
+		lo, hi := i-base, min(end-base, pageMask)
+		b.setInPage(pi, lo, hi, dup)
+		i = base + hi + 1
 	}
-	end := start + n
-	for i := start; i < end; {
-		word := i >> 6
-		lo := i & 63
-		hi := uint64(64)
-		if (end-1)>>6 == word {
-			hi = (end-1)&63 + 1
+}
+
+// setInPage is SetRange within page pi (bits lo..hi of the page).
+func (b *Bitmap) setInPage(pi, lo, hi uint64, dup func(uint64)) {
+	slot := &b.pages[pi]
+	base := pi << pageShift
+	for {
+		p := slot.Load()
+		if p != nil && p.w != nil {
+			orWords(p.w, lo, hi, dup, base)
+			return
 		}
-		var m uint64
-		if hi-lo == 64 {
-			m = ^uint64(0)
-		} else {
-			m = ((1 << (hi - lo)) - 1) << lo
+		var runs []run
+		if p != nil {
+			runs = p.runs
 		}
-		old := atomic.OrUint64(&b.w[word], m)
-		if was := old & m; was != 0 && dup != nil {
-			for was != 0 {
-				t := uint64(bits.TrailingZeros64(was))
-				dup(word<<6 | t)
-				was &= was - 1
+		if !covered(runs, uint16(lo), uint16(hi)) && !slot.CompareAndSwap(p, makePage(p, unionRuns(runs, uint16(lo), uint16(hi)))) {
+			continue
+		}
+		if dup != nil {
+			for _, r := range runs {
+				a, z := max(uint64(r.lo), lo), min(uint64(r.hi), hi)
+				for k := a; k <= z && a <= z; k++ {
+					dup(base + k)
+				}
 			}
 		}
-		i = word<<6 + hi
+		return
 	}
+}
+
+// SetBytes sets the bits of [start, start+n) that are set in the first n
+// bits of src, a little-endian on-disk bitmap (bit k is bit k%8 of byte
+// k/8), as runs.
+func (b *Bitmap) SetBytes(start uint64, src []byte, n uint64) {
+	n = min(n, uint64(len(src))*8)
+	for k := uint64(0); k < n; {
+		w := bytesWord(src, k, n)
+		if w == 0 {
+			k += 64
+			continue
+		}
+		t := uint64(bits.TrailingZeros64(w))
+		k += t
+		// Extend the run to its end, which may lie in later words.
+		e := k
+		for e < n {
+			w := bytesWord(src, e, n)
+			o := uint64(bits.TrailingZeros64(^w))
+			e += o
+			if o < 64 {
+				break
+			}
+		}
+		e = min(e, n)
+		b.SetRange(start+k, e-k, nil)
+		k = e
+	}
+}
+
+// bytesWord returns the 64 bits of src from bit k on, zero past bit n.
+func bytesWord(src []byte, k, n uint64) uint64 {
+	j, sh := k>>3, k&7
+	var w uint64
+	for i := uint64(0); i < 8 && j+i < uint64(len(src)); i++ {
+		w |= uint64(src[j+i]) << (8 * i)
+	}
+	w >>= sh
+	if sh != 0 && j+8 < uint64(len(src)) {
+		w |= uint64(src[j+8]) << (64 - sh)
+	}
+	if left := n - k; left < 64 {
+		w &= 1<<left - 1
+	}
+	return w
 }
 
 // AnySet reports whether any bit in [start, start+n) is set.
@@ -108,11 +410,8 @@ func (b *Bitmap) AnySet(start, n uint64) bool {
 	if start >= b.len {
 		return false
 	}
-	if n > b.len-start {
-		n = b.len - start
-	}
-	i := b.NextSet(start)
-	return i < start+n
+	end := start + min(n, b.len-start)
+	return b.nextSet(start, end) < end
 }
 
 // NextSet returns the first set bit at or after i, or Len when none.
@@ -120,43 +419,234 @@ func (b *Bitmap) NextSet(i uint64) uint64 {
 	if i >= b.len {
 		return b.len
 	}
-	word := i >> 6
-	w := b.w[word] >> (i & 63)
-	if w != 0 {
-		r := i + uint64(bits.TrailingZeros64(w))
-		return min(r, b.len)
+	if r := b.nextSet(i, b.len); r < b.len {
+		return r
 	}
-	for word++; word < uint64(len(b.w)); word++ {
-		if b.w[word] != 0 {
-			return min(word<<6+uint64(bits.TrailingZeros64(b.w[word])), b.len)
+	return b.len
+}
+
+// nextSet returns the first set bit in [i, end), or end when none.
+func (b *Bitmap) nextSet(i, end uint64) uint64 {
+	for i < end {
+		pi := i >> pageShift
+		base := pi << pageShift
+		p := b.pages[pi].Load()
+		off := i - base
+		switch {
+		case p == nil:
+		case p.w != nil:
+			k := off >> 6
+			w := p.w[k] >> (off & 63) << (off & 63)
+			for {
+				if w != 0 {
+					return min(base+k<<6+uint64(bits.TrailingZeros64(w)), end)
+				}
+				if k++; k == pageWords || base+k<<6 >= end {
+					break
+				}
+				w = p.w[k]
+			}
+		default:
+			for _, r := range p.runs {
+				if uint64(r.hi) >= off {
+					return min(base+max(uint64(r.lo), off), end)
+				}
+			}
 		}
+		i = base + pageBits
+	}
+	return end
+}
+
+// NextClear returns the first clear bit at or after i, or Len when there
+// is none.
+func (b *Bitmap) NextClear(i uint64) uint64 {
+	for i < b.len {
+		pi := i >> pageShift
+		base := pi << pageShift
+		p := b.pages[pi].Load()
+		off := i - base
+		switch {
+		case p == nil:
+			return i
+		case p.w != nil:
+			k := off >> 6
+			w := ^p.w[k] >> (off & 63) << (off & 63)
+			for {
+				if w != 0 {
+					return min(base+k<<6+uint64(bits.TrailingZeros64(w)), b.len)
+				}
+				if k++; k == pageWords {
+					break
+				}
+				w = ^p.w[k]
+			}
+		default:
+			pos := off
+			for _, r := range p.runs {
+				if uint64(r.hi) < pos {
+					continue
+				}
+				if uint64(r.lo) > pos {
+					break
+				}
+				pos = uint64(r.hi) + 1
+			}
+			if pos < pageBits {
+				return min(base+pos, b.len)
+			}
+		}
+		i = base + pageBits
 	}
 	return b.len
 }
 
 // Count returns the number of set bits in [start, start+n).
 func (b *Bitmap) Count(start, n uint64) uint64 {
-	if start >= b.len {
+	if start >= b.len || n == 0 {
 		return 0
 	}
-	if n > b.len-start {
-		n = b.len - start
-	}
+	end := start + min(n, b.len-start) - 1
 	var c uint64
-	end := start + n
-	for i := start; i < end; {
-		word := i >> 6
-		lo := i & 63
-		hi := uint64(64)
-		if (end-1)>>6 == word {
-			hi = (end-1)&63 + 1
+	for i := start; i <= end; {
+		pi := i >> pageShift
+		base := pi << pageShift
+		lo, hi := i-base, min(end-base, pageMask)
+		p := b.pages[pi].Load()
+		switch {
+		case p == nil:
+		case p.w != nil:
+			for k := lo >> 6; k <= hi>>6; k++ {
+				a, z := max(lo, k<<6), min(hi, k<<6+63)
+				c += uint64(bits.OnesCount64(p.w[k] & maskBits(a&63, z&63)))
+			}
+		default:
+			for _, r := range p.runs {
+				if a, z := max(uint64(r.lo), lo), min(uint64(r.hi), hi); a <= z {
+					c += z - a + 1
+				}
+			}
 		}
-		w := b.w[word] >> lo
-		if hi-lo < 64 {
-			w &= (1 << (hi - lo)) - 1
+		i = base + hi + 1
+	}
+	return c
+}
+
+// bitsAt returns the 64 bits from bit i on (zero past Len).
+func (b *Bitmap) bitsAt(i uint64) uint64 {
+	if i >= b.len {
+		return 0
+	}
+	k, sh := i>>6, i&63
+	w := b.word(k) >> sh
+	if sh != 0 && (k+1)<<6 < b.len {
+		w |= b.word(k+1) << (64 - sh)
+	}
+	return w
+}
+
+// Equal reports whether b and o hold the same bits in [start, start+n).
+// Pages that are the same page, or both absent, are passed over whole, and
+// two run pages are compared run by run.
+func (b *Bitmap) Equal(o *Bitmap, start, n uint64) bool {
+	if n == 0 {
+		return true
+	}
+	end := start + n - 1
+	for i := start; i <= end; {
+		pi := i >> pageShift
+		base := pi << pageShift
+		lo, hi := i-base, min(end-base, pageMask)
+		pb, po := b.pageAt(pi), o.pageAt(pi)
+		switch {
+		case pb == po:
+		case (pb == nil || pb.w == nil) && (po == nil || po.w == nil):
+			if !sameRuns(pb, po, uint16(lo), uint16(hi)) {
+				return false
+			}
+		default:
+			for k := lo >> 6; k <= hi>>6; k++ {
+				m := maskBits(max(lo, k<<6)&63, min(hi, k<<6+63)&63)
+				if pb.wordOf(uint16(k))&m != po.wordOf(uint16(k))&m {
+					return false
+				}
+			}
+		}
+		i = base + hi + 1
+	}
+	return true
+}
+
+// pageAt returns page pi, nil past the table.
+func (b *Bitmap) pageAt(pi uint64) *page {
+	if pi >= uint64(len(b.pages)) {
+		return nil
+	}
+	return b.pages[pi].Load()
+}
+
+// wordOf returns word k of a page of any kind (nil: zero).
+func (p *page) wordOf(k uint16) uint64 {
+	switch {
+	case p == nil:
+		return 0
+	case p.w != nil:
+		return p.w[k]
+	}
+	return p.runsWord(k)
+}
+
+// sameRuns reports whether two run pages (nil: empty) hold the same bits
+// in lo..hi.
+func sameRuns(a, b *page, lo, hi uint16) bool {
+	var ra, rb []run
+	if a != nil {
+		ra = a.runs
+	}
+	if b != nil {
+		rb = b.runs
+	}
+	clip := func(rs []run) []run {
+		for len(rs) > 0 && rs[0].hi < lo {
+			rs = rs[1:]
+		}
+		for len(rs) > 0 && rs[len(rs)-1].lo > hi {
+			rs = rs[:len(rs)-1]
+		}
+		return rs
+	}
+	ra, rb = clip(ra), clip(rb)
+	if len(ra) != len(rb) {
+		return false
+	}
+	for k := range ra {
+		x, y := ra[k], rb[k]
+		x.lo, y.lo = max(x.lo, lo), max(y.lo, lo)
+		x.hi, y.hi = min(x.hi, hi), min(y.hi, hi)
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// CountAnd returns the number of bits in [start, start+n) set in both b
+// and o.
+func (b *Bitmap) CountAnd(o *Bitmap, start, n uint64) uint64 {
+	var c uint64
+	for k := uint64(0); k < n; {
+		i := start + k
+		if i&pageMask == 0 && n-k >= pageBits && (i >= b.len || b.pages[i>>pageShift].Load() == nil || i >= o.len || o.pages[i>>pageShift].Load() == nil) {
+			k += pageBits
+			continue
+		}
+		step := min(64, n-k)
+		w := b.bitsAt(i) & o.bitsAt(i)
+		if step < 64 {
+			w &= 1<<step - 1
 		}
 		c += uint64(bits.OnesCount64(w))
-		i = word<<6 + hi
+		k += step
 	}
 	return c
 }
@@ -166,57 +656,58 @@ func (b *Bitmap) Count(start, n uint64) uint64 {
 // read as zero.
 func (b *Bitmap) Extract(dst []byte, start, n uint64) {
 	clear(dst[:(n+7)/8])
-	for k := uint64(0); k < n; {
-		i := start + k
-		if i >= b.len {
-			return
-		}
-		if i&63 == 0 && k&7 == 0 && n-k >= 64 && i+64 <= b.len {
-			w := b.w[i>>6]
-			for j := uint64(0); j < 8; j++ {
-				dst[k/8+j] = byte(w >> (8 * j))
-			}
-			k += 64
+	for k := uint64(0); k < n; k += 64 {
+		w := b.bitsAt(start + k)
+		if w == 0 {
 			continue
 		}
-		if b.w[i>>6]&(1<<(i&63)) != 0 {
-			dst[k/8] |= 1 << (k & 7)
+		if left := n - k; left < 64 {
+			w &= 1<<left - 1
 		}
-		k++
+		for j := uint64(0); j < 8 && k/8+j < (n+7)/8; j++ {
+			dst[k/8+j] = byte(w >> (8 * j))
+		}
 	}
 }
 
-// Clone returns a copy of the bitmap (not safe against concurrent writers).
-func (b *Bitmap) Clone() *Bitmap {
-	return &Bitmap{w: append([]uint64(nil), b.w...), len: b.len}
-}
+// Clone returns a copy of the bitmap (not safe against concurrent
+// writers). Run pages are shared, being immutable.
+func (b *Bitmap) Clone() *Bitmap { return b.CloneLen(b.len) }
 
 // CloneLen returns a copy of the bitmap resized to n bits: bits past the
 // old length are clear, bits at or past n are dropped.
 func (b *Bitmap) CloneLen(n uint64) *Bitmap {
 	c := New(n)
-	copy(c.w, b.w)
-	if r := n & 63; r != 0 && len(c.w) > 0 {
-		c.w[len(c.w)-1] &= 1<<r - 1
+	for i := range c.pages {
+		if i >= len(b.pages) {
+			break
+		}
+		p := b.pages[i].Load()
+		if p == nil {
+			continue
+		}
+		base := uint64(i) << pageShift
+		if p.w != nil {
+			w := *p.w
+			np := &page{w: &w}
+			if base+pageBits > n {
+				for k := range w {
+					lo := base + uint64(k)<<6
+					switch {
+					case lo >= n:
+						w[k] = 0
+					case lo+64 > n:
+						w[k] &= 1<<(n-lo) - 1
+					}
+				}
+			}
+			c.pages[i].Store(np)
+			continue
+		}
+		if base+pageBits > n {
+			p = makePage(nil, minusRuns(p.runs, uint16(n-base), pageMask))
+		}
+		c.pages[i].Store(p)
 	}
 	return c
-}
-
-// NextClear returns the first clear bit at or after i, or Len when there
-// is none.
-func (b *Bitmap) NextClear(i uint64) uint64 {
-	if i >= b.len {
-		return b.len
-	}
-	word := i >> 6
-	w := ^b.w[word] >> (i & 63)
-	if w != 0 {
-		return min(i+uint64(bits.TrailingZeros64(w)), b.len)
-	}
-	for word++; word < uint64(len(b.w)); word++ {
-		if ^b.w[word] != 0 {
-			return min(word<<6+uint64(bits.TrailingZeros64(^b.w[word])), b.len)
-		}
-	}
-	return b.len
 }

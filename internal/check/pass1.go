@@ -319,11 +319,13 @@ func (c *Checker) blockMapLooksInsane(n ondisk.Inode) bool {
 func (c *Checker) markGroupMetadata() {
 	f := c.fs
 	mark := func(blk, n uint64) {
-		for i := uint64(0); i < n; i++ {
-			cl := f.ClusterOf(blk + i)
-			c.blockFound.Set(cl)
-			c.blockMeta.Set(cl)
+		if n == 0 {
+			return
 		}
+		cl := f.ClusterOf(blk)
+		ncl := f.ClusterOf(blk+n-1) - cl + 1
+		c.blockFound.SetRange(cl, ncl, nil)
+		c.blockMeta.SetRange(cl, ncl, nil)
 	}
 	// markBitmap marks a group's bitmap block, reporting conflict when
 	// another group's metadata already holds it.
@@ -364,6 +366,11 @@ func (c *Checker) markGroupMetadata() {
 			n := uint64(f.InodeBlocksPerGroup)
 			if t+n > f.BlocksCount {
 				n = f.BlocksCount - t
+			}
+			if cl, ncl := f.ClusterOf(t), f.ClusterOf(t+n-1)-f.ClusterOf(t)+1; n > 0 && !c.blockFound.AnySet(cl, ncl) {
+				// No conflict: the whole table at once.
+				mark(t, n)
+				n = 0
 			}
 			for i := uint64(0); i < n; i++ {
 				cl := f.ClusterOf(t + i)

@@ -2,7 +2,6 @@ package check
 
 import (
 	"context"
-	"math/bits"
 	"slices"
 	"sort"
 	"sync"
@@ -22,7 +21,11 @@ type diskBitmaps struct {
 	blockCsumBad, inodeCsumBad []uint32
 }
 
-// loadBitmaps reads every group's bitmaps.
+// loadBitmaps reads the bitmaps of every group that has them on disk.
+// A group whose descriptor (with a valid checksum) says BLOCK_UNINIT or
+// INODE_UNINIT has no such bitmap: e2fsck's read_bitmaps does not read
+// it, and neither is it read here; a BLOCK_UNINIT group's bitmap is
+// computed from its metadata instead.
 func (c *Checker) loadBitmaps() *diskBitmaps {
 	f := c.fs
 	cpg := uint64(c.sb.ClustersPerGroup())
@@ -33,46 +36,54 @@ func (c *Checker) loadBitmaps() *diskBitmaps {
 		inodes: bitmap.New(1 + uint64(f.Groups)*ipg),
 	}
 	pf := &bitmapPrefetch{c: c}
-	for g := uint32(0); g < f.Groups; g++ {
-		if g%bitmapWindow == 0 {
-			pf.load(g, min(g+bitmapWindow, f.Groups))
+	var readBlock, readInode []bool
+	for g0 := uint32(0); g0 < f.Groups; g0 += bitmapWindow {
+		g1 := min(g0+bitmapWindow, f.Groups)
+		readBlock, readInode = readBlock[:0], readInode[:0]
+		for g := g0; g < g1; g++ {
+			gd := f.Group(g)
+			csumOK := f.GdtCsum && gd.ChecksumValid(c.sb, g)
+			readBlock = append(readBlock, !(csumOK && gd.Flags()&ondisk.BgBlockUninit != 0))
+			readInode = append(readInode, !(csumOK && gd.Flags()&ondisk.BgInodeUninit != 0))
 		}
-		gd := f.Group(g)
-		csumOK := f.GdtCsum && gd.ChecksumValid(c.sb, g)
-		base := firstCluster + uint64(g)*cpg
-		if !(csumOK && gd.Flags()&ondisk.BgBlockUninit != 0) {
-			if b := gd.BlockBitmap(); b != 0 && b < f.BlocksCount && pf.get(b) != nil {
-				buf := pf.get(b)
-				setBits(d.blocks, base, buf, cpg)
-				if !allFF(buf[cpg/8:]) {
-					d.blockTail = true
-				}
-				if f.MetadataCsum && gd.Flags()&ondisk.BgBlockUninit == 0 {
-					sum := ondisk.BitmapChecksum(f.CsumSeed, buf[:cpg/8])
-					if !gd.BitmapCsumHasHi() {
-						sum &= 0xFFFF
+		pf.load(g0, g1, readBlock, readInode)
+		for g := g0; g < g1; g++ {
+			gd := f.Group(g)
+			base := firstCluster + uint64(g)*cpg
+			if readBlock[g-g0] {
+				if b := gd.BlockBitmap(); b != 0 && b < f.BlocksCount && pf.get(b) != nil {
+					buf := pf.get(b)
+					d.blocks.SetBytes(base, buf, cpg)
+					if !allFF(buf[cpg/8:]) {
+						d.blockTail = true
 					}
-					if sum != gd.BlockBitmapCsum() {
-						d.blockCsumBad = append(d.blockCsumBad, g)
+					if f.MetadataCsum && gd.Flags()&ondisk.BgBlockUninit == 0 {
+						sum := ondisk.BitmapChecksum(f.CsumSeed, buf[:cpg/8])
+						if !gd.BitmapCsumHasHi() {
+							sum &= 0xFFFF
+						}
+						if sum != gd.BlockBitmapCsum() {
+							d.blockCsumBad = append(d.blockCsumBad, g)
+						}
 					}
 				}
 			}
-		}
-		ibase := 1 + uint64(g)*ipg
-		if !(csumOK && gd.Flags()&ondisk.BgInodeUninit != 0) {
-			if b := gd.InodeBitmap(); b != 0 && b < f.BlocksCount && pf.get(b) != nil {
-				buf := pf.get(b)
-				setBits(d.inodes, ibase, buf, ipg)
-				if !allFF(buf[ipg/8:]) {
-					d.inodeTail = true
-				}
-				if f.MetadataCsum && gd.Flags()&ondisk.BgInodeUninit == 0 {
-					sum := ondisk.BitmapChecksum(f.CsumSeed, buf[:ipg/8])
-					if !gd.BitmapCsumHasHi() {
-						sum &= 0xFFFF
+			ibase := 1 + uint64(g)*ipg
+			if readInode[g-g0] {
+				if b := gd.InodeBitmap(); b != 0 && b < f.BlocksCount && pf.get(b) != nil {
+					buf := pf.get(b)
+					d.inodes.SetBytes(ibase, buf, ipg)
+					if !allFF(buf[ipg/8:]) {
+						d.inodeTail = true
 					}
-					if sum != gd.InodeBitmapCsum() {
-						d.inodeCsumBad = append(d.inodeCsumBad, g)
+					if f.MetadataCsum && gd.Flags()&ondisk.BgInodeUninit == 0 {
+						sum := ondisk.BitmapChecksum(f.CsumSeed, buf[:ipg/8])
+						if !gd.BitmapCsumHasHi() {
+							sum &= 0xFFFF
+						}
+						if sum != gd.InodeBitmapCsum() {
+							d.inodeCsumBad = append(d.inodeCsumBad, g)
+						}
 					}
 				}
 			}
@@ -95,9 +106,12 @@ func (c *Checker) markUninitGroupBlocks(m *bitmap.Bitmap, g uint32) {
 	f := c.fs
 	l := f.Layout(g)
 	mark := func(b, n uint64) {
-		for i := uint64(0); i < n && b+i < f.BlocksCount; i++ {
-			m.Set(f.ClusterOf(b + i))
+		if b >= f.BlocksCount || n == 0 {
+			return
 		}
+		last := min(b+n, f.BlocksCount) - 1
+		cl := f.ClusterOf(b)
+		m.SetRange(cl, f.ClusterOf(last)-cl+1, nil)
 	}
 	if l.Super != 0 || g == 0 {
 		mark(l.Super, 1)
@@ -117,19 +131,6 @@ func (c *Checker) markUninitGroupBlocks(m *bitmap.Bitmap, g uint32) {
 	}
 	if b := gd.InodeTable(); b != 0 {
 		mark(b, uint64(f.InodeBlocksPerGroup))
-	}
-}
-
-func setBits(m *bitmap.Bitmap, base uint64, buf []byte, n uint64) {
-	for i := uint64(0); i < n; i += 8 {
-		b := buf[i/8]
-		for b != 0 {
-			t := uint64(bits.TrailingZeros8(b))
-			if i+t < n {
-				m.Set(base + i + t)
-			}
-			b &= b - 1
-		}
 	}
 }
 
@@ -257,6 +258,14 @@ func (c *Checker) checkBlockBitmaps(d *diskBitmaps) {
 			start := first + uint64(g)*cpg
 			end := min(start+cpg-1, last)
 			var gfree uint64
+			if n := end - start + 1; start <= end && (redo || c.blockFound.Equal(d.blocks, start, n)) {
+				// No difference in the group: only its count. (The
+				// found map has no bit past the last cluster.)
+				gfree = n - c.blockFound.Count(start, n)
+				freeArray[g] = gfree
+				free += gfree
+				continue
+			}
 			for cl := start; cl <= end; cl++ {
 				actual := c.blockFound.Test(cl)
 				onDisk := actual
@@ -335,6 +344,14 @@ func (c *Checker) checkInodeBitmaps(d *diskBitmaps) {
 			if skip && !c.inodeUsed.AnySet(uint64(start), uint64(ipg)) {
 				freeArray[g], dirArray[g] = ipg, 0
 				free += ipg
+				continue
+			}
+			if n := uint64(ipg); !skip && (redo || c.inodeUsed.Equal(d.inodes, uint64(start), n)) {
+				// No difference in the group: only its counts.
+				used := c.inodeUsed.Count(uint64(start), n)
+				freeArray[g] = ipg - uint32(used)
+				dirArray[g] = uint32(c.inodeUsed.CountAnd(c.inodeDir, uint64(start), n))
+				free += freeArray[g]
 				continue
 			}
 			for i := uint32(0); i < ipg; i++ {
@@ -441,16 +458,18 @@ type bitmapPrefetch struct {
 	buf    []byte
 }
 
-// load reads the bitmaps of groups [g0, g1).
-func (p *bitmapPrefetch) load(g0, g1 uint32) {
+// load reads the bitmaps of groups [g0, g1): group g's block bitmap when
+// readBlock[g-g0] is set, its inode bitmap when readInode[g-g0] is.
+func (p *bitmapPrefetch) load(g0, g1 uint32, readBlock, readInode []bool) {
 	f := p.c.fs
 	var want []uint64
 	for g := g0; g < g1; g++ {
 		gd := f.Group(g)
-		for _, b := range []uint64{gd.BlockBitmap(), gd.InodeBitmap()} {
-			if b != 0 && b < f.BlocksCount {
-				want = append(want, b)
-			}
+		if b := gd.BlockBitmap(); readBlock[g-g0] && b != 0 && b < f.BlocksCount {
+			want = append(want, b)
+		}
+		if b := gd.InodeBitmap(); readInode[g-g0] && b != 0 && b < f.BlocksCount {
+			want = append(want, b)
 		}
 	}
 	sort.Slice(want, func(i, j int) bool { return want[i] < want[j] })
