@@ -24,7 +24,7 @@ var allowedImports = map[string][]string{
 	"internal/ondisk":      {"internal/csum"},
 	"internal/ondisk/jbd2": {"internal/csum"},
 	"internal/blockdev":    nil,
-	"internal/fs":          {"internal/ondisk", "internal/blockdev", "internal/csum"},
+	"internal/fs":          {"internal/ondisk", "internal/blockdev", "internal/csum", "internal/bitmap"},
 	"internal/journal":     {"internal/ondisk/jbd2", "internal/csum"},
 	"internal/iotrace":     {"internal/blockdev"},
 	"internal/undo":        {"internal/csum"},

@@ -68,6 +68,9 @@ func (r *repairRun) modified() bool { return r.active() && r.chk.Changed() }
 // flush writes the pending fixes to the device and makes them durable.
 // It returns false (after printing why) when the device refused them.
 func (r *repairRun) flush() bool {
+	// From here on the writes must finish: running out of memory ends the
+	// run only before them.
+	r.o.memWatch.disarm()
 	if err := r.o.extJournal.flush(); err != nil {
 		fatal(r.o, r.stderr, "%v while writing to the journal device %s", err, r.o.extJournal.path)
 		return false

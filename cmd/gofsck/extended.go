@@ -29,6 +29,9 @@ type extendedOptions struct {
 	// noSpeculation: a writable run checks passes 1 and 2 serially from
 	// the start instead of in parallel first (check.Options.NoSpeculation).
 	noSpeculation bool
+	// memLimit is memory_limit=SIZE: the bytes the check may use (0:
+	// what the machine has available).
+	memLimit uint64
 }
 
 // extendedHelp is printed for an unknown -E option, as e2fsck does, with
@@ -56,6 +59,7 @@ is set off by an equals ('=') sign.  Valid extended options are:
 	trace=<file to record the I/O of the check in (gofsck)>
 	json=<file to write a JSON report of the check to (gofsck)>
 	no_speculation (gofsck: repairs run passes 1 and 2 serially only)
+	memory_limit=<bytes the check may use, k/m/g/t suffixes (gofsck)>
 
 `
 
@@ -112,6 +116,13 @@ func parseExtended(list []string, stderr io.Writer) (extendedOptions, int, bool)
 			x.fixesOnly = true
 		case "no_speculation":
 			x.noSpeculation = true
+		case "memory_limit":
+			n, ok := parseSize(val)
+			if !hasVal || !ok {
+				fmt.Fprintf(stderr, "Invalid memory_limit parameter: %s\n", val)
+				return x, 1, false
+			}
+			x.memLimit = n
 		case "fragcheck", "journal_only", "discard", "nodiscard",
 			"inode_count_fullmap", "no_inode_count_fullmap",
 			"unshare_blocks":

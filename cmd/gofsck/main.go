@@ -51,6 +51,9 @@ func main() {
 
 // options is the parsed command line.
 type options struct {
+	// memWatch ends the run when memory passes the budget (memlimit.go);
+	// a repair disarms it before writing.
+	memWatch  *memoryWatch
 	prog      string
 	device    string
 	force     bool
@@ -560,10 +563,17 @@ restart:
 		ropt.CanFix = check.CanFix
 	}
 	copt := check.Options{ReadOnly: ov == nil, Now: time.Now(), ExternalJournal: jx.pathOr(o.journal), JournalDev: jx.journalDevice(), JournalHint: jx.journalHint(), Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch, NoOptimizeExtents: o.ext.noOptimizeExtents, ConvertBmap: o.ext.bmap2extent, FixesOnly: o.ext.fixesOnly, NoSpeculation: o.ext.noSpeculation, Ext4Available: ov != nil && kernelHasExt4()}
+	estimate := check.EstimateMemory(f, o.ext.threads)
+	budget := memoryBudget(o)
+	if overBudget(o, estimate, budget, name, stderr) {
+		return problem.ExitError
+	}
+	o.memWatch = watchMemory(o, budget, name, stderr)
+	defer o.memWatch.end()
 	var tm *timer
 	if o.timing > 0 {
 		tm = newTimer(stdout, dev, o.timing > 1)
-		tm.estimate = check.EstimateMemory(f, o.ext.threads)
+		tm.estimate = estimate
 		copt.Passes = tm
 	}
 	copt.Force = o.force

@@ -57,8 +57,8 @@ func (t *timer) PassStart(name string) {
 	if name == "Pass 1" && t.estimate.Total() > 0 {
 		e := t.estimate
 		kb := func(v uint64) uint64 { return (v + 1023) / 1024 }
-		fmt.Fprintf(t.out, "Memory estimate: %dk (inode maps %dk, block maps %dk, link counts %dk, directories %dk, worker buffers %dk)\n",
-			kb(e.Total()), kb(e.InodeMaps), kb(e.BlockMaps), kb(e.LinkCounts), kb(e.Dirs), kb(e.Workers))
+		fmt.Fprintf(t.out, "Memory estimate: %dk (descriptors %dk, inode maps %dk, block maps %dk, pass 5 maps %dk, link counts %dk, directories %dk, worker buffers %dk, runtime %dk)\n",
+			kb(e.Total()), kb(e.Descriptors), kb(e.InodeMaps), kb(e.BlockMaps), kb(e.Pass5Maps), kb(e.LinkCounts), kb(e.Dirs), kb(e.Workers), kb(e.Runtime))
 	}
 	t.pass = snapshot(t.dev)
 	if t.perPass && name == "Pass 3" {

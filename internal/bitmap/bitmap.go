@@ -21,6 +21,7 @@
 package bitmap
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"sync/atomic"
 )
@@ -361,48 +362,48 @@ func (b *Bitmap) setInPage(pi, lo, hi uint64, dup func(uint64)) {
 
 // SetBytes sets the bits of [start, start+n) that are set in the first n
 // bits of src, a little-endian on-disk bitmap (bit k is bit k%8 of byte
-// k/8), as runs.
+// k/8), one SetRange per run of set bits.
 func (b *Bitmap) SetBytes(start uint64, src []byte, n uint64) {
 	n = min(n, uint64(len(src))*8)
-	for k := uint64(0); k < n; {
-		w := bytesWord(src, k, n)
-		if w == 0 {
-			k += 64
-			continue
-		}
-		t := uint64(bits.TrailingZeros64(w))
-		k += t
-		// Extend the run to its end, which may lie in later words.
-		e := k
-		for e < n {
-			w := bytesWord(src, e, n)
-			o := uint64(bits.TrailingZeros64(^w))
-			e += o
-			if o < 64 {
-				break
+	var runStart uint64
+	inRun := false
+	for k := uint64(0); k < n; k += 64 {
+		var w uint64
+		if k/8+8 <= uint64(len(src)) {
+			w = binary.LittleEndian.Uint64(src[k/8:])
+		} else {
+			for i := uint64(0); k/8+i < uint64(len(src)); i++ {
+				w |= uint64(src[k/8+i]) << (8 * i)
 			}
 		}
-		e = min(e, n)
-		b.SetRange(start+k, e-k, nil)
-		k = e
+		if left := n - k; left < 64 {
+			w &= 1<<left - 1
+		}
+		if !inRun && w == 0 || inRun && w == ^uint64(0) {
+			continue
+		}
+		for pos := uint64(0); pos < 64; {
+			if inRun {
+				o := uint64(bits.TrailingZeros64(^(w >> pos)))
+				if pos+o >= 64 {
+					break
+				}
+				b.SetRange(start+runStart, k+pos+o-runStart, nil)
+				inRun = false
+				pos += o
+				continue
+			}
+			r := w >> pos
+			if r == 0 {
+				break
+			}
+			pos += uint64(bits.TrailingZeros64(r))
+			runStart, inRun = k+pos, true
+		}
 	}
-}
-
-// bytesWord returns the 64 bits of src from bit k on, zero past bit n.
-func bytesWord(src []byte, k, n uint64) uint64 {
-	j, sh := k>>3, k&7
-	var w uint64
-	for i := uint64(0); i < 8 && j+i < uint64(len(src)); i++ {
-		w |= uint64(src[j+i]) << (8 * i)
+	if inRun {
+		b.SetRange(start+runStart, n-runStart, nil)
 	}
-	w >>= sh
-	if sh != 0 && j+8 < uint64(len(src)) {
-		w |= uint64(src[j+8]) << (64 - sh)
-	}
-	if left := n - k; left < 64 {
-		w &= 1<<left - 1
-	}
-	return w
 }
 
 // AnySet reports whether any bit in [start, start+n) is set.
@@ -710,4 +711,77 @@ func (b *Bitmap) CloneLen(n uint64) *Bitmap {
 		c.pages[i].Store(p)
 	}
 	return c
+}
+
+// Batch gathers marks made by one goroutine, bit by bit or range by range,
+// into a few pending runs before they reach the maps, so that marking a
+// flex group's bitmaps and inode tables one group at a time (interleaved
+// runs, each growing by one) costs a run page a handful of edits instead
+// of one per block. Test sees the pending runs. The maps must not be
+// written by anyone else until Flush.
+type Batch struct {
+	maps    []*Bitmap // the first is the one Test reads
+	pending [batchRuns]struct{ start, n uint64 }
+	used    int
+}
+
+const batchRuns = 8
+
+// NewBatch returns a batch marking every one of maps (at least one).
+func NewBatch(maps ...*Bitmap) *Batch { return &Batch{maps: maps} }
+
+// Test reports whether bit i is set in the first map or pending.
+func (b *Batch) Test(i uint64) bool {
+	for k := 0; k < b.used; k++ {
+		if r := b.pending[k]; i >= r.start && i-r.start < r.n {
+			return true
+		}
+	}
+	return b.maps[0].Test(i)
+}
+
+// AnySet reports whether a bit of [start, start+n) is set in the first map
+// or pending.
+func (b *Batch) AnySet(start, n uint64) bool {
+	for k := 0; k < b.used; k++ {
+		if r := b.pending[k]; start < r.start+r.n && r.start < start+n {
+			return true
+		}
+	}
+	return b.maps[0].AnySet(start, n)
+}
+
+// Mark sets bits [start, start+n) in every map, eventually.
+func (b *Batch) Mark(start, n uint64) {
+	if n == 0 {
+		return
+	}
+	for k := 0; k < b.used; k++ {
+		if r := &b.pending[k]; r.start+r.n == start {
+			r.n += n
+			return
+		}
+	}
+	if b.used == batchRuns {
+		b.flushOne(0)
+	}
+	b.pending[b.used] = struct{ start, n uint64 }{start, n}
+	b.used++
+}
+
+// flushOne sets pending run k in the maps and drops it.
+func (b *Batch) flushOne(k int) {
+	r := b.pending[k]
+	for _, m := range b.maps {
+		m.SetRange(r.start, r.n, nil)
+	}
+	copy(b.pending[k:], b.pending[k+1:b.used])
+	b.used--
+}
+
+// Flush sets every pending run in the maps.
+func (b *Batch) Flush() {
+	for b.used > 0 {
+		b.flushOne(0)
+	}
 }

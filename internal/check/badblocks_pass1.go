@@ -332,7 +332,14 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 	// the group metadata and the blocks inode 1 itself claimed so far.
 	// Other groups' workers may be marking blocks at the same time, so
 	// found tracks that state on its own instead of reading blockFound.
-	meta := c.blockMeta.Clone()
+	meta := c.blockMeta
+	if n.Flags()&ondisk.FlagExtents != 0 || !noBlockPointers(n) {
+		// Copied only when there are blocks to walk: on a big volume
+		// the copy is the page table of the whole block map.
+		meta = c.blockMeta.Clone()
+	} else {
+		meta = bitmap.New(0)
+	}
 	if c.sb.HasIncompat(ondisk.IncompatMMP) {
 		if b := c.sb.MMPBlock(); b > f.FirstDataBlock && b < f.BlocksCount {
 			meta.Set(f.ClusterOf(b))
@@ -421,6 +428,16 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 type bbOwner struct {
 	code  problem.Code
 	group uint32
+}
+
+// noBlockPointers reports whether every i_block pointer of n is zero.
+func noBlockPointers(n ondisk.Inode) bool {
+	for i := 0; i < ondisk.NBlocks; i++ {
+		if n.Block(i) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // badBlockOwner reports which group metadata a bad block that is already

@@ -88,17 +88,27 @@ func (c *Checker) pass1(ctx context.Context) error {
 	c.lookupNameErr(ondisk.RootIno, "lost+found")
 	groups := uint64(f.Groups)
 	c.progress(1, 0, groups)
-	err := c.runUnits(ctx, int(f.Groups),
+	// The units are the groups with inodes to read: a group whose
+	// descriptor says none are in use (INODE_UNINIT, or bg_itable_unused
+	// covering it) has nothing for a worker, and on a big, mostly empty
+	// volume those are nearly all of its millions of groups.
+	var units []uint32
+	for g := uint32(0); g < f.Groups; g++ {
+		if _, blocks := c.usedInodeTable(g); blocks > 0 {
+			units = append(units, g)
+		}
+	}
+	err := c.runUnits(ctx, len(units),
 		func(i int) {
-			if table, blocks := c.usedInodeTable(uint32(i)); blocks > 0 {
+			if table, blocks := c.usedInodeTable(units[i]); blocks > 0 {
 				f.Prefetch(table, blocks)
 			}
 		},
-		func(i int, w *Checker) { w.scanGroup(uint32(i)) },
+		func(i int, w *Checker) { w.scanGroup(units[i]) },
 		func(i int, w *Checker) bool {
 			stop := c.mergePass1Unit(i, w)
 			if !stop {
-				c.progress(1, uint64(i)+1, groups)
+				c.progress(1, uint64(units[i])+1, groups)
 			}
 			return stop
 		})
@@ -318,14 +328,17 @@ func (c *Checker) blockMapLooksInsane(n ondisk.Inode) bool {
 // tables in the found and metadata maps (e2fsck's mark_table_blocks).
 func (c *Checker) markGroupMetadata() {
 	f := c.fs
+	// The marks go through a batch: with flex_bg a group's bitmaps and
+	// inode table extend runs begun by the group before, which the batch
+	// gathers before they reach the maps' pages.
+	batch := bitmap.NewBatch(c.blockFound, c.blockMeta)
+	defer batch.Flush()
 	mark := func(blk, n uint64) {
 		if n == 0 {
 			return
 		}
 		cl := f.ClusterOf(blk)
-		ncl := f.ClusterOf(blk+n-1) - cl + 1
-		c.blockFound.SetRange(cl, ncl, nil)
-		c.blockMeta.SetRange(cl, ncl, nil)
+		batch.Mark(cl, f.ClusterOf(blk+n-1)-cl+1)
 	}
 	// markBitmap marks a group's bitmap block, reporting conflict when
 	// another group's metadata already holds it.
@@ -336,7 +349,7 @@ func (c *Checker) markGroupMetadata() {
 			return
 		}
 		cl := f.ClusterOf(b)
-		if c.blockFound.Test(cl) && f.ClusterBits == 0 {
+		if batch.Test(cl) && f.ClusterBits == 0 {
 			if c.fix(problem.Problem{Code: conflict, Group: g, Blk: b}) && c.repairing() {
 				c.markRelocate(g, what)
 			}
@@ -344,8 +357,7 @@ func (c *Checker) markGroupMetadata() {
 				return
 			}
 		}
-		c.blockFound.Set(cl)
-		c.blockMeta.Set(cl)
+		batch.Mark(cl, 1)
 	}
 	for g := uint32(0); g < f.Groups; g++ {
 		l := f.Layout(g)
@@ -367,14 +379,14 @@ func (c *Checker) markGroupMetadata() {
 			if t+n > f.BlocksCount {
 				n = f.BlocksCount - t
 			}
-			if cl, ncl := f.ClusterOf(t), f.ClusterOf(t+n-1)-f.ClusterOf(t)+1; n > 0 && !c.blockFound.AnySet(cl, ncl) {
+			if cl, ncl := f.ClusterOf(t), f.ClusterOf(t+n-1)-f.ClusterOf(t)+1; n > 0 && !batch.AnySet(cl, ncl) {
 				// No conflict: the whole table at once.
 				mark(t, n)
 				n = 0
 			}
 			for i := uint64(0); i < n; i++ {
 				cl := f.ClusterOf(t + i)
-				if c.blockFound.Test(cl) && f.ClusterBits == 0 {
+				if batch.Test(cl) && f.ClusterBits == 0 {
 					if !c.relocating(g, relocInodeTable) &&
 						c.fix(problem.Problem{Code: problem.PR_1_ITABLE_CONFLICT, Group: g, Blk: t + i}) && c.repairing() {
 						c.markRelocate(g, relocInodeTable)
@@ -383,13 +395,13 @@ func (c *Checker) markGroupMetadata() {
 						continue
 					}
 				}
-				c.blockFound.Set(cl)
-				c.blockMeta.Set(cl)
+				batch.Mark(cl, 1)
 			}
 		}
 		markBitmap(g, gd.BlockBitmap(), problem.PR_1_BB_CONFLICT, relocBlockBitmap)
 		markBitmap(g, gd.InodeBitmap(), problem.PR_1_IB_CONFLICT, relocInodeBitmap)
 	}
+	batch.Flush()
 	if c.sb.HasIncompat(ondisk.IncompatMMP) {
 		if b := c.sb.MMPBlock(); b > f.FirstDataBlock && b < f.BlocksCount {
 			c.blockFound.Set(f.ClusterOf(b))

@@ -98,32 +98,12 @@ func (c *Checker) pass2(ctx context.Context) error {
 		dx[d.ino] = st
 	}
 	c.dx = dx
-	if c.sb.HasCompat(ondisk.CompatDirIndex) {
-		sort.Slice(c.dblist, func(i, j int) bool {
-			a, b := c.dblist[i], c.dblist[j]
-			if (a.lblk == 0) != (b.lblk == 0) {
-				return a.lblk == 0
-			}
-			if a.blk != b.blk {
-				return a.blk < b.blk
-			}
-			if a.ino != b.ino {
-				return a.ino < b.ino
-			}
-			return a.lblk < b.lblk
-		})
-	} else {
-		sort.Slice(c.dblist, func(i, j int) bool {
-			a, b := c.dblist[i], c.dblist[j]
-			if a.blk != b.blk {
-				return a.blk < b.blk
-			}
-			if a.ino != b.ino {
-				return a.ino < b.ino
-			}
-			return a.lblk < b.lblk
-		})
-	}
+	// e2fsck sorts the list with glibc's qsort (a merge sort) and
+	// comparisons that cast 64-bit differences to int: past 2^31 blocks
+	// apart they are no block order, and the result depends on the merge;
+	// qsortGlibc with the same comparisons gives e2fsck's order on any
+	// volume.
+	qsortGlibc(c.dblist, dirBlockCmp(c.sb.HasCompat(ondisk.CompatDirIndex)))
 	const unitBlocks = 256
 	units := (len(c.dblist) + unitBlocks - 1) / unitBlocks
 	nblocks := uint64(len(c.dblist))
@@ -1618,4 +1598,28 @@ func dxCountOffset(blockSize int, buf []byte) (int, bool) {
 		return 0, false
 	}
 	return off, true
+}
+
+// dirBlockCmp is e2fsck's order of the directory block list: with
+// dir_index, special_dir_block_cmp (first blocks of directories first),
+// else the library's dir_block_cmp2; then by block, inode and logical
+// block, each difference cast to int as C's (int)(a - b) does.
+func dirBlockCmp(firstBlocksFirst bool) func(a, b *dirBlock) int {
+	return func(a, b *dirBlock) int {
+		if firstBlocksFirst {
+			switch {
+			case a.lblk != 0 && b.lblk == 0:
+				return 1
+			case a.lblk == 0 && b.lblk != 0:
+				return -1
+			}
+		}
+		if a.blk != b.blk {
+			return int(int32(uint32(a.blk - b.blk)))
+		}
+		if a.ino != b.ino {
+			return int(int32(a.ino - b.ino))
+		}
+		return int(int32(a.lblk - b.lblk))
+	}
 }

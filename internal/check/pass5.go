@@ -451,6 +451,11 @@ func (c *Checker) checkBlockEnd(d *diskBitmaps) {
 // per bitmap in group order.
 const bitmapWindow = 1024
 
+// bitmapReaders is how many bitmap reads a window keeps in flight at
+// least: on a big volume the initialised bitmaps are one block per flex
+// group, each a read of its own.
+const bitmapReaders = 32
+
 // bitmapPrefetch holds one window of bitmap blocks.
 type bitmapPrefetch struct {
 	c      *Checker
@@ -493,7 +498,7 @@ func (p *bitmapPrefetch) load(g0, g1 uint32, readBlock, readInode []bool) {
 	ok := make([]bool, len(runs))
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for w := 0; w < min(p.c.workers()*2, max(len(runs), 1)); w++ {
+	for w := 0; w < min(max(p.c.workers()*2, bitmapReaders), max(len(runs), 1)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

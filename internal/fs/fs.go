@@ -7,13 +7,13 @@
 package fs
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"io"
 	"math/bits"
-	"sort"
+	"sync"
 
+	"gofsck/internal/bitmap"
 	"gofsck/internal/blockdev"
 	"gofsck/internal/ondisk"
 )
@@ -328,17 +328,64 @@ func (f *FS) loadGDT() error {
 		return fmt.Errorf("reading group descriptors: %w", ErrShortRead)
 	}
 	f.gdt = make([]byte, int(f.DescBlocks)*f.BlockSize)
+	// The table is read as runs of consecutive blocks (the whole table
+	// without meta_bg; one block per 64 groups with it, spread over the
+	// volume: 32768 of them on 256 TiB), many runs in flight at once.
+	// What is reported is what a read in table order would meet first.
+	type run struct{ i, n uint32 }
+	var runs []run
+	end := f.DescBlocks // first descriptor block outside the filesystem
+	var badLoc uint64
 	for i := uint32(0); i < f.DescBlocks; i++ {
 		blk := f.descBlockLoc(i)
 		if blk >= f.BlocksCount {
-			return &SuperError{Field: "group descriptor location", Val: blk}
+			end, badLoc = i, blk
+			break
 		}
-		if err := f.ReadBlock(blk, f.gdt[int(i)*f.BlockSize:int(i+1)*f.BlockSize]); err != nil {
-			return fmt.Errorf("reading group descriptors: %w", err)
+		if k := len(runs) - 1; k >= 0 && runs[k].n < 256 && f.descBlockLoc(runs[k].i)+uint64(runs[k].n) == blk {
+			runs[k].n++
+			continue
 		}
+		runs = append(runs, run{i, 1})
+	}
+	failed := make([]bool, len(runs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < min(descReaders, len(runs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				r := runs[k]
+				buf := f.gdt[int(r.i)*f.BlockSize : int(r.i+r.n)*f.BlockSize]
+				failed[k] = f.ReadBlock(f.descBlockLoc(r.i), buf) != nil
+			}
+		}()
+	}
+	for k := range runs {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	for k, r := range runs {
+		if !failed[k] {
+			continue
+		}
+		// Again block by block, for the error of the first that fails.
+		for i := r.i; i < r.i+r.n; i++ {
+			if err := f.ReadBlock(f.descBlockLoc(i), f.gdt[int(i)*f.BlockSize:int(i+1)*f.BlockSize]); err != nil {
+				return fmt.Errorf("reading group descriptors: %w", err)
+			}
+		}
+	}
+	if end < f.DescBlocks {
+		return &SuperError{Field: "group descriptor location", Val: badLoc}
 	}
 	return nil
 }
+
+// descReaders is how many descriptor reads loadGDT keeps in flight.
+const descReaders = 32
 
 // Group returns the descriptor of group g (g < Groups).
 func (f *FS) Group(g uint32) ondisk.GroupDesc {
@@ -519,25 +566,28 @@ func (f *FS) CheckDesc() error {
 	if f.DescSize&(f.DescSize-1) != 0 {
 		return &DescError{Msg: "Block group descriptor size incorrect"}
 	}
-	type span struct {
-		start, end uint64 // [start, end)
-		order      int    // marking order; sb/gdt copies come first (-1)
-	}
-	var spans []span
+	// As ext2fs_check_desc: the superblock and descriptor copies are
+	// marked in a block map, then each group's block bitmap, inode
+	// bitmap and inode table in turn; the first structure outside its
+	// range or on a block already marked is the bad one. The map's
+	// memory follows what is marked, and the batch keeps a flex group's
+	// interleaved runs from costing one page edit per block.
+	used := bitmap.New(f.BlocksCount)
+	mark := bitmap.NewBatch(used)
 	if f.FirstDataBlock == 0 && f.BlockSize == 1024 && f.ClusterBits > 0 {
 		// ext2fs_reserve_super_and_bgd marks the boot block too.
-		spans = append(spans, span{0, 1, -1})
+		mark.Mark(0, 1)
 	}
 	for g := uint32(0); g < f.Groups; g++ {
 		l := f.Layout(g)
 		if l.Super != 0 || g == 0 {
-			spans = append(spans, span{l.Super, l.Super + 1, -1})
+			mark.Mark(l.Super, 1)
 		}
-		if l.OldDesc != 0 {
-			spans = append(spans, span{l.OldDesc, min(l.OldDesc+l.OldDescLen, f.BlocksCount), -1})
+		if l.OldDesc != 0 && l.OldDesc < f.BlocksCount {
+			mark.Mark(l.OldDesc, min(l.OldDesc+l.OldDescLen, f.BlocksCount)-l.OldDesc)
 		}
 		if l.MetaBGDesc != 0 {
-			spans = append(spans, span{l.MetaBGDesc, l.MetaBGDesc + 1, -1})
+			mark.Mark(l.MetaBGDesc, 1)
 		}
 	}
 	msgs := [3]string{
@@ -547,8 +597,7 @@ func (f *FS) CheckDesc() error {
 	}
 	first, last := f.FirstDataBlock, f.BlocksCount-1
 	flex := f.SB.HasIncompat(ondisk.IncompatFlexBG)
-	rangeBad := -1 // order of the first structure outside its range
-	for g := uint32(0); g < f.Groups && rangeBad < 0; g++ {
+	for g := uint32(0); g < f.Groups; g++ {
 		if !flex {
 			first, last = f.GroupFirstBlock(g), f.GroupLastBlock(g)
 		}
@@ -556,63 +605,14 @@ func (f *FS) CheckDesc() error {
 		locs := [3]uint64{gd.BlockBitmap(), gd.InodeBitmap(), gd.InodeTable()}
 		lens := [3]uint64{1, 1, uint64(f.InodeBlocksPerGroup)}
 		for k := 0; k < 3; k++ {
-			order := int(g)*3 + k
-			if locs[k] < first || locs[k]+lens[k]-1 > last {
-				rangeBad = order
-				break
+			if locs[k] < first || locs[k]+lens[k]-1 > last || mark.AnySet(locs[k], lens[k]) {
+				return &DescError{Group: g, Msg: msgs[k]}
 			}
-			spans = append(spans, span{locs[k], locs[k] + lens[k], order})
+			mark.Mark(locs[k], lens[k])
 		}
 	}
-	// A structure collides when it overlaps one marked before it. Sweep
-	// by start keeping the active spans: a new span overlapping actives
-	// yields the pair order max(its order, min active order).
-	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
-	collide := -1
-	byOrder := &spanHeap{less: func(a, b span2) bool { return a.order < b.order }}
-	for idx, sp := range spans {
-		// Lazily drop expired spans from the order heap.
-		for byOrder.Len() > 0 && byOrder.peek().end <= sp.start {
-			heap.Pop(byOrder)
-		}
-		if byOrder.Len() > 0 {
-			o := max(sp.order, byOrder.peek().order)
-			if o >= 0 && (collide < 0 || o < collide) {
-				collide = o
-			}
-		}
-		e := span2{end: sp.end, order: sp.order, id: idx}
-		heap.Push(byOrder, e)
-	}
-	bad := rangeBad
-	if collide >= 0 && (bad < 0 || collide < bad) {
-		bad = collide
-	}
-	if bad < 0 {
-		return nil
-	}
-	return &DescError{Group: uint32(bad / 3), Msg: msgs[bad%3]}
+	return nil
 }
-
-// span2 is an active span of CheckDesc's sweep.
-type span2 struct {
-	end   uint64
-	order int
-	id    int
-}
-
-// spanHeap is a min-heap of spans under less.
-type spanHeap struct {
-	s    []span2
-	less func(a, b span2) bool
-}
-
-func (h *spanHeap) Len() int           { return len(h.s) }
-func (h *spanHeap) Less(i, j int) bool { return h.less(h.s[i], h.s[j]) }
-func (h *spanHeap) Swap(i, j int)      { h.s[i], h.s[j] = h.s[j], h.s[i] }
-func (h *spanHeap) Push(x any)         { h.s = append(h.s, x.(span2)) }
-func (h *spanHeap) Pop() any           { v := h.s[len(h.s)-1]; h.s = h.s[:len(h.s)-1]; return v }
-func (h *spanHeap) peek() span2        { return h.s[0] }
 
 // Prefetch hints that blocks [blk, blk+n) will be read soon, when the
 // device supports it (see blockdev.Prefetcher). Out-of-range requests are

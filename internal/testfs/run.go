@@ -365,3 +365,11 @@ func copySparse(f *os.File, r io.Reader) error {
 	}
 	return f.Truncate(off)
 }
+
+// E2fsckInPlaceTimeout is E2fsckInPlace with an explicit timeout (for big
+// sparse images, which E2fsck's copy would read whole).
+func E2fsckInPlaceTimeout(t testing.TB, timeout time.Duration, img string, args ...string) (out string, exit int) {
+	t.Helper()
+	res := run(t, timeout, checkerEnv(t), tool(t, "e2fsck"), append(args, img)...)
+	return res.out, res.exit
+}

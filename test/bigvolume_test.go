@@ -1,0 +1,172 @@
+package test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gofsck/internal/testfs"
+)
+
+// bigTimeout bounds one checker run on the 16 TiB image (e2fsck takes
+// 5-20 s on this machine).
+const bigTimeout = 5 * time.Minute
+
+// newBigImage makes a 16 TiB ext4 image (2^32 blocks, 131072 groups, all
+// but a few BLOCK_UNINIT) on a tmpfs, as an administrator's mke2fs would
+// with lazy initialisation, and returns its path and the machine-readable
+// group table (dumpe2fs -g).
+func newBigImage(t *testing.T) (string, [][]string) {
+	t.Helper()
+	testfs.RequireE2fsprogs(t)
+	img := testfs.SparseDir(t, "3G") + "/big.img"
+	f, err := os.Create(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(16 << 40); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if out, err := exec.Command("mke2fs", "-F", "-q", "-t", "ext4", "-U", testfs.UUID,
+		"-E", "lazy_itable_init=1,lazy_journal_init=1,hash_seed="+testfs.UUID, img).CombinedOutput(); err != nil {
+		t.Fatalf("mke2fs: %v\n%s", err, out)
+	}
+	out, err := exec.Command("dumpe2fs", "-g", img).Output()
+	if err != nil {
+		t.Fatalf("dumpe2fs -g: %v", err)
+	}
+	var groups [][]string
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n")[1:] {
+		groups = append(groups, strings.Split(l, ":"))
+	}
+	if len(groups) != 131072 {
+		t.Fatalf("%d groups, want 131072", len(groups))
+	}
+	return img, groups
+}
+
+// bigNorm drops the version line and names the image "IMG".
+func bigNorm(out, img string) string {
+	out = strings.ReplaceAll(out, img, "IMG")
+	if i := strings.IndexByte(out, '\n'); i >= 0 && (strings.HasPrefix(out, "e2fsck ") || strings.HasPrefix(out, "gofsck ")) {
+		out = out[i+1:]
+	}
+	return out
+}
+
+// groupSummary is dumpe2fs's per-group part (counts, flags, checksums,
+// free ranges), which two repairs must leave the same.
+func groupSummary(t *testing.T, img string) string {
+	t.Helper()
+	out, err := exec.Command("dumpe2fs", img).Output()
+	if err != nil {
+		t.Fatalf("dumpe2fs: %v", err)
+	}
+	s := string(out)
+	if i := strings.Index(s, "\nGroup 0:"); i >= 0 {
+		return s[i:]
+	}
+	t.Fatalf("dumpe2fs printed no groups")
+	return ""
+}
+
+// TestBigVolumeMatchesE2fsck checks a 16 TiB image, clean and then with
+// faults in the last groups (a used inode-table block freed in the last
+// flex group's bitmap; a BLOCK_UNINIT group's free count raised past
+// what it holds, its descriptor checksum left wrong; blocks marked used
+// in an uninitialised group made initialised), with gofsck and e2fsck
+// under -fn, -fy and -p: same transcript, exit code and, after a repair,
+// the same group table, which e2fsck then finds clean.
+func TestBigVolumeMatchesE2fsck(t *testing.T) {
+	img, groups := newBigImage(t)
+	compare := func(what, mode, path string, wantExit int) (string, int) {
+		t.Helper()
+		e := testfs.CopySparse(t, path, "e.img")
+		g := testfs.CopySparse(t, path, "g.img")
+		eout, ecode := testfs.E2fsckInPlaceTimeout(t, bigTimeout, e, mode)
+		gout, gcode := testfs.GofsckTimeout(t, bigTimeout, g, mode)
+		if bigNorm(eout, e) != bigNorm(gout, g) || ecode != gcode {
+			t.Errorf("%s %s: exit %d vs e2fsck %d\n--- e2fsck\n%s--- gofsck\n%s", what, mode, gcode, ecode, eout, gout)
+		}
+		if wantExit >= 0 && ecode != wantExit {
+			t.Errorf("%s %s: e2fsck exits %d, the case expects %d:\n%s", what, mode, ecode, wantExit, eout)
+		}
+		if mode != "-fn" {
+			if es, gs := groupSummary(t, e), groupSummary(t, g); es != gs {
+				t.Errorf("%s %s: the repaired group tables differ", what, mode)
+			}
+			if out, code := testfs.E2fsckInPlaceTimeout(t, bigTimeout, g, "-fn"); code != 0 && mode == "-fy" {
+				t.Errorf("%s %s: e2fsck finds gofsck's repair not clean (exit %d):\n%s", what, mode, code, out)
+			}
+		}
+		return eout, ecode
+	}
+	compare("clean", "-fn", img, 0)
+
+	// The faults, placed from the group table: the last group's inode
+	// table (in its flex group's leader), a BLOCK_UNINIT group before it
+	// and one before that.
+	last := groups[len(groups)-1]
+	itable, err := strconv.ParseUint(strings.Split(last[6], "-")[0], 10, 64)
+	if err != nil {
+		t.Fatalf("inode table of the last group: %q", last[6])
+	}
+	g2, g3 := len(groups)-2, len(groups)-3
+	base3, _ := strconv.ParseUint(groups[g3][1], 10, 64)
+	script := fmt.Sprintf("freeb %d\nset_bg %d free_blocks_count 100\nset_bg %d flags 5\nsetb %d 4\n",
+		itable, g2, g3, base3+30000)
+	cmd := exec.Command("debugfs", "-w", "-f", "-", img)
+	cmd.Stdin = strings.NewReader(script)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("debugfs: %v\n%s", err, out)
+	}
+	eout, _ := compare("faults", "-fn", img, 4)
+	for _, want := range []string{
+		fmt.Sprintf("+%d", itable),
+		fmt.Sprintf("-(%d--%d)", base3+30000, base3+30003),
+		fmt.Sprintf("group #%d (100, counted=32768)", g2),
+		fmt.Sprintf("Group descriptor %d checksum", g2),
+	} {
+		if !regexp.MustCompile(regexp.QuoteMeta(want)).MatchString(eout) {
+			t.Errorf("e2fsck -fn does not report %q; the faults are not where the test means them:\n%s", want, eout)
+		}
+	}
+	compare("faults", "-fy", img, 1)
+	compare("faults", "-p", img, -1)
+}
+
+// TestMemoryLimitStopsCleanly: a check whose estimate exceeds -E
+// memory_limit stops before pass 1 with exit 8, under -n and -y alike,
+// and writes nothing; with a limit it fits in, it runs as e2fsck does.
+func TestMemoryLimitStopsCleanly(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := t.TempDir() + "/small.img"
+	if out, err := exec.Command("mke2fs", "-F", "-q", "-t", "ext4", "-U", testfs.UUID, "-E", "hash_seed="+testfs.UUID, img, "64M").CombinedOutput(); err != nil {
+		t.Fatalf("mke2fs: %v\n%s", err, out)
+	}
+	testfs.Debugfs(t, img, "set_bg 1 free_blocks_count 7")
+	before := testfs.FileSHA256(t, img)
+	for _, mode := range []string{"-fn", "-fy"} {
+		out, code := testfs.Gofsck(t, img, mode, "-E", "memory_limit=4M")
+		if code != 8 || !strings.Contains(out, "Memory allocation failed") || strings.Contains(out, "Pass 1") {
+			t.Errorf("%s with a 4M limit: exit %d, want 8 before pass 1:\n%s", mode, code, out)
+		}
+		if testfs.FileSHA256(t, img) != before {
+			t.Fatalf("%s with a 4M limit changed the image", mode)
+		}
+	}
+	eout, ecode := testfs.E2fsck(t, img, "-fn")
+	gout, gcode := testfs.Gofsck(t, img, "-fn", "-E", "memory_limit=1G")
+	if bigNorm(eout, img) != bigNorm(gout, img) || gcode != ecode || ecode != 4 {
+		t.Errorf("-fn with a 1G limit: exit %d vs e2fsck %d\n--- e2fsck\n%s--- gofsck\n%s", gcode, ecode, eout, gout)
+	}
+	if out, code := testfs.Gofsck(t, img, "-fn", "-E", "memory_limit=12x"); code != 16 && code != 1 || !strings.Contains(out, "Invalid memory_limit") {
+		t.Errorf("memory_limit=12x: exit %d:\n%s", code, out)
+	}
+}
