@@ -170,3 +170,45 @@ func TestMemoryLimitStopsCleanly(t *testing.T) {
 		t.Errorf("memory_limit=12x: exit %d:\n%s", code, out)
 	}
 }
+
+// TestBigVolumeDirBlockOrder: e2fsck sorts pass 2's directory blocks with
+// int-cast differences of 64-bit block numbers, which past 2^31 blocks
+// apart is no block order: a directory whose block sits near the end of
+// a 16 TiB volume is checked before one near its start. /a and /b both
+// name the directory /a/sub; which entry is the link to clear depends on
+// that order. gofsck must say and do what e2fsck does.
+func TestBigVolumeDirBlockOrder(t *testing.T) {
+	img, groups := newBigImage(t)
+	testfs.Debugfs(t, img, "mkdir a", "mkdir b", "mkdir a/sub", "ln a/sub b/sub")
+	// Move /b's block into the last group (initialised, as the last group
+	// always is), 2^32 - 7296 blocks: over 2^31 past every other
+	// directory block.
+	last, _ := strconv.ParseUint(groups[len(groups)-1][1], 10, 64)
+	high := last + 25472
+	old := testfs.Bmap(t, img, "/b", 0)
+	testfs.WriteAt(t, img, int64(high)*4096, testfs.ReadAt(t, img, int64(old)*4096, 4096))
+	testfs.Debugfs(t, img, fmt.Sprintf("setb %d", high), fmt.Sprintf("freeb %d", old), fmt.Sprintf("sif /b block[5] %d", high))
+	if got := testfs.Bmap(t, img, "/b", 0); got != high {
+		t.Fatalf("/b's block is %d, want %d", got, high)
+	}
+	for _, mode := range []string{"-fn", "-fy"} {
+		e := testfs.CopySparse(t, img, "e.img")
+		g := testfs.CopySparse(t, img, "g.img")
+		eout, ecode := testfs.E2fsckInPlaceTimeout(t, bigTimeout, e, mode)
+		gout, gcode := testfs.GofsckTimeout(t, bigTimeout, g, mode)
+		if bigNorm(eout, e) != bigNorm(gout, g) || ecode != gcode {
+			t.Errorf("%s: exit %d vs e2fsck %d\n--- e2fsck\n%s--- gofsck\n%s", mode, gcode, ecode, eout, gout)
+		}
+		if !strings.Contains(eout, "Entry 'sub' in /a (12) is a link to directory /b/sub") {
+			t.Errorf("%s: e2fsck did not check /b first; the test's premise is gone:\n%s", mode, eout)
+		}
+		if mode == "-fy" {
+			if el, gl := testfs.DebugfsRO(t, e, "ls /a", "ls /b"), testfs.DebugfsRO(t, g, "ls /a", "ls /b"); el != gl {
+				t.Errorf("-fy: /a and /b differ:\n--- e2fsck\n%s--- gofsck\n%s", el, gl)
+			}
+			if es, gs := groupSummary(t, e), groupSummary(t, g); es != gs {
+				t.Errorf("-fy: the repaired group tables differ")
+			}
+		}
+	}
+}
