@@ -3,6 +3,8 @@ package check
 import (
 	"sync"
 	"sync/atomic"
+
+	"gofsck/internal/bitmap"
 )
 
 // countPageBits sets the number of inodes per page of a counts array.
@@ -12,15 +14,19 @@ const countPageBits = 12
 const countOverflow = 0xFF
 
 // counts is a per-inode counter (link counts from pass 1, references from
-// pass 2) that costs memory only where it is used: one byte per inode, in
-// pages allocated on the first non-zero write, with the rare values of 255
-// and more kept in a map. Values saturate at 0xFFFF, as e2fsck's do.
+// pass 2) that costs memory only where it is used. A count of 1, by far
+// the most common (every file with one name), is a bit of one; other
+// values are one byte per inode, in pages allocated on their first write,
+// with the rare values of 255 and more kept in a map (as e2fsck's icount
+// keeps single counts in a bitmap and the others in a list). Values
+// saturate at 0xFFFF, as e2fsck's do.
 //
 // Set may be called concurrently for distinct inodes (pass 1's workers own
-// disjoint groups): pages are installed with a compare-and-swap and the
-// overflow map has its own lock. Get and Add are not safe against a
-// concurrent Set of the same inode.
+// disjoint groups): one's bits and the pages' pointers change atomically,
+// and the overflow map has its own lock. Get and Add are not safe against
+// a concurrent Set of the same inode.
 type counts struct {
+	one   *bitmap.Bitmap // inodes whose count is 1 (their page byte is 0)
 	pages []atomic.Pointer[[1 << countPageBits]uint8]
 	mu    sync.Mutex
 	over  map[uint32]uint16
@@ -29,7 +35,7 @@ type counts struct {
 // newCounts returns a zeroed counter for inodes 0..n-1. It allocates one
 // pointer per page of inodes.
 func newCounts(n uint64) *counts {
-	return &counts{pages: make([]atomic.Pointer[[1 << countPageBits]uint8], (n+(1<<countPageBits)-1)>>countPageBits)}
+	return &counts{one: bitmap.New(n), pages: make([]atomic.Pointer[[1 << countPageBits]uint8], (n+(1<<countPageBits)-1)>>countPageBits)}
 }
 
 // page returns the page holding ino, allocating it when alloc is set; nil
@@ -52,6 +58,9 @@ func (c *counts) page(ino uint32, alloc bool) *[1 << countPageBits]uint8 {
 
 // Get returns ino's count.
 func (c *counts) Get(ino uint32) uint16 {
+	if c.one.Test(uint64(ino)) {
+		return 1
+	}
 	p := c.page(ino, false)
 	if p == nil {
 		return 0
@@ -67,6 +76,12 @@ func (c *counts) Get(ino uint32) uint16 {
 
 // Set stores ino's count.
 func (c *counts) Set(ino uint32, v uint16) {
+	if v == 1 {
+		c.one.Set(uint64(ino))
+		v = 0 // and the byte, if any, is cleared
+	} else {
+		c.one.Clear(uint64(ino))
+	}
 	p := c.page(ino, v != 0)
 	if p == nil {
 		return
@@ -104,7 +119,7 @@ func (c *counts) Add(ino uint32) uint16 {
 // Bytes returns the memory the counter holds now (pages and the page
 // table; the overflow map is counted at 8 bytes an entry).
 func (c *counts) Bytes() uint64 {
-	b := uint64(len(c.pages)) * 8
+	b := uint64(len(c.pages))*8 + c.one.Bytes()
 	for i := range c.pages {
 		if c.pages[i].Load() != nil {
 			b += 1 << countPageBits

@@ -113,7 +113,10 @@ func EstimateMemory(f *fs.FS, workers int) MemoryEstimate {
 		InodeMaps:   4*table(n) + 3*inodePages*mapPageBytes,
 		BlockMaps:   found + meta + table(clusters),
 		Pass5Maps:   found + table(n) + inodePages*mapPageBytes,
-		LinkCounts:  2 * (pageTable + pages<<countPageBits),
+		// Each counter: its single-count bitmap, dense where inodes are
+		// used, and byte pages where counts other than 1 are (one per
+		// directory at most).
+		LinkCounts: 2 * (pageTable + table(n) + inodePages*mapPageBytes + min(dirs, pages)<<countPageBits),
 		Dirs:        dirs * (dirInfoBytes + dirBlockBytes),
 		Workers:     uint64(workers) * workerBlocks * uint64(f.BlockSize),
 		Runtime:     runtimeBytes,
