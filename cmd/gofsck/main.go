@@ -709,13 +709,20 @@ restart:
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
+		// e2fsck's signal handler only sets E2F_FLAG_CANCEL: the run
+		// ends with "canceled" and FSCK_CANCELED, and it warns (with
+		// FSCK_UNCORRECTED) only when a problem was left unfixed so
+		// far or the superblock has EXT2_ERROR_FS. A cancelled run
+		// writes nothing (docs/repair.md).
 		rc.discard()
 		fmt.Fprintf(stdout, "%s: e2fsck canceled.\n", name)
-		if !rep.Status().Invalid {
-			rep.MarkInvalid()
+		st := rep.Status()
+		st.Cancelled = true
+		end.SuperHadErrors = f.SB.State()&ondisk.StateError != 0
+		if st.Invalid || end.SuperHadErrors {
+			fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
 		}
-		fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
-		return problem.ExitUncorrected | problem.ExitCancelled
+		return st.ExitCode(end)
 	case errors.Is(err, check.ErrAborted):
 		return abortRun(o, rep, end, name, stdout, stderr, "aborted")
 	case err != nil:
