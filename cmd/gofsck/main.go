@@ -231,6 +231,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return problem.ExitError
 		}
 		o.report = r
+		// The report's "error" is what the run says on stderr.
+		stderr = io.MultiWriter(stderr, &r.stderr)
 	}
 	return o.report.finish(checkDevice(ctx, o, stdout, stderr), o.prog, stderr)
 }
