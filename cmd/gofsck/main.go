@@ -478,6 +478,11 @@ func deviceName(o *options, f *fs.FS) string {
 
 // checkDevice runs the whole check and returns the exit code.
 func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exit int) {
+	if o.undoFile != "" {
+		// e2fsck_setup_tdb prints this before opening the device, in
+		// every mode, naming the device as given.
+		fmt.Fprintf(stdout, "Overwriting existing filesystem; this can be undone using the command:\n    e2undo %s %s\n\n", o.undoFile, o.device)
+	}
 	dev, f, code := openFS(o, stdout, stderr)
 	if f == nil {
 		return code

@@ -282,3 +282,54 @@ func TestUndoWriterFile(t *testing.T) {
 		t.Fatal("not restored")
 	}
 }
+
+// TestUndoHint: with -z, e2fsck's e2fsck_setup_tdb prints how to undo the
+// run before opening the device, in every mode (even -n and a clean
+// preen), naming the device as given; gofsck's output is e2fsck's, line
+// for line.
+func TestUndoHint(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	damaged := testfs.MkImage(t, testfs.Spec{Populate: func(tr *testfs.Tree) {
+		tr.Dir("d")
+		tr.File("d/f", 5000)
+	}})
+	testfs.Debugfs(t, damaged, "sif /d/f links_count 5")
+	dir := t.TempDir()
+	img := filepath.Join(dir, "fs.img")
+	undoFile := filepath.Join(dir, "fix.undo")
+	for _, c := range []struct {
+		name string
+		args []string
+		dev  string
+	}{
+		{"fy", []string{"-fy"}, img},
+		{"fn", []string{"-fn"}, img},
+		{"p", []string{"-p"}, img},
+		{"N", []string{"-fy", "-N", "root"}, img},
+		{"no-device", []string{"-fy"}, filepath.Join(dir, "missing")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var outs [2]string
+			var codes [2]int
+			for i := range 2 {
+				if err := os.WriteFile(img, mustRead(t, damaged), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				os.Remove(undoFile)
+				args := append(append([]string{}, c.args...), "-z", undoFile, c.dev)
+				if i == 0 {
+					outs[i], codes[i] = runE2fsck(t, args...)
+				} else {
+					outs[i], codes[i] = runGofsck(args...)
+				}
+			}
+			hint := "Overwriting existing filesystem; this can be undone using the command:\n    e2undo " + undoFile + " " + c.dev + "\n\n"
+			if !strings.HasPrefix(normalise(outs[1]), strings.TrimRight(hint, "\n")) {
+				t.Errorf("gofsck does not start with the hint:\n%s", outs[1])
+			}
+			if normalise(outs[0]) != normalise(outs[1]) || codes[0] != codes[1] {
+				t.Errorf("e2fsck (exit %d):\n%s\ngofsck (exit %d):\n%s", codes[0], outs[0], codes[1], outs[1])
+			}
+		})
+	}
+}
