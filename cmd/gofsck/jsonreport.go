@@ -197,9 +197,10 @@ func (r *jsonReport) finish(code int, prog string, stderr io.Writer) int {
 }
 
 func (r *jsonReport) write(code int) error {
+	v := buildVersion()
 	doc := jsonDoc{
 		Schema:          jsonSchemaID,
-		Tool:            jsonTool{Name: "gofsck", Version: Version, Date: VersionDate},
+		Tool:            jsonTool{Name: "gofsck", Version: v.version, Date: v.date},
 		Device:          r.device,
 		Name:            r.name,
 		Argv:            r.argv,

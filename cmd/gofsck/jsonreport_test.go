@@ -254,7 +254,7 @@ func TestJSONReportCorpus(t *testing.T) {
 			if r.ExitCode != code {
 				t.Errorf("exit_code %d, exit status %d", r.ExitCode, code)
 			}
-			if r.Schema != "gofsck-report/1" || r.Tool.Name != "gofsck" || r.Tool.Version != Version || r.Device != img {
+			if r.Schema != "gofsck-report/1" || r.Tool.Name != "gofsck" || r.Tool.Version != buildVersion().version || r.Device != img {
 				t.Errorf("header: %+v", r)
 			}
 			if !slices.Equal(r.Argv, []string{"gofsck", "-fn", "-E", "json=" + rep, img}) {

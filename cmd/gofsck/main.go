@@ -30,12 +30,6 @@ import (
 	"gofsck/internal/problem"
 )
 
-// Version is printed by -V and in the banner.
-const (
-	Version     = "0.1.0"
-	VersionDate = "30-Nov-2026"
-)
-
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "--sample" {
 		os.Exit(runSample(filepath.Base(os.Args[0]), os.Stdout, os.Stderr))
@@ -129,7 +123,7 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 		case 't':
 			o.timing++
 		case 'V':
-			fmt.Fprintf(stderr, "gofsck %s (%s)\n", Version, VersionDate)
+			fmt.Fprintf(stderr, "gofsck %s\n", buildVersion())
 			return o, 0, false
 		case 'b':
 			v, err := strconv.ParseUint(op.Arg, 0, 64)
@@ -220,7 +214,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		o.mode = problem.ModeInteractive
 	}
 	if !o.preen {
-		fmt.Fprintf(stderr, "gofsck %s (%s)\n", Version, VersionDate)
+		fmt.Fprintf(stderr, "gofsck %s\n", buildVersion())
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
