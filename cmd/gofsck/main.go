@@ -176,7 +176,7 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	}
 	o.ext = x
 	if o.modeCount > 1 {
-		fmt.Fprintf(stderr, "%s: Only one of the options -p/-a, -n or -y may be specified.\n", o.prog)
+		fatalError(stderr, "Only one of the options -p/-a, -n or -y may be specified.")
 		return o, problem.ExitError, false
 	}
 	if os.Getenv("E2FSCK_FIXES_ONLY") != "" {
@@ -206,15 +206,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	if !o.preen {
+		fmt.Fprintf(stderr, "gofsck %s\n", buildVersion())
+	}
 	if o.modeCount == 0 {
+		// After the banner, as in e2fsck's main.
 		if !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
-			fmt.Fprintf(stderr, "%s: need terminal for interactive repairs\n", o.prog)
+			fatalError(stderr, "need terminal for interactive repairs")
 			return problem.ExitError
 		}
 		o.mode = problem.ModeInteractive
-	}
-	if !o.preen {
-		fmt.Fprintf(stderr, "gofsck %s\n", buildVersion())
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -231,9 +232,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return o.report.finish(checkDevice(ctx, o, stdout, stderr), o.prog, stderr)
 }
 
-// fatal prints "prog: msg" to stderr.
+// fatal prints "prog: msg" to stderr, as e2fsck's com_err calls do:
+// prog is the name gofsck was run by (fsck.ext4: ...).
 func fatal(o *options, stderr io.Writer, format string, a ...any) {
 	fmt.Fprintf(stderr, "%s: %s\n", o.prog, fmt.Sprintf(format, a...))
+}
+
+// fatalError prints msg as e2fsck's fatal_error does: after the program's
+// own name, whatever it was run as ("e2fsck: aborted" from fsck.ext4 too).
+func fatalError(stderr io.Writer, format string, a ...any) {
+	fmt.Fprintf(stderr, "gofsck: %s\n", fmt.Sprintf(format, a...))
 }
 
 const badSuperHint = `
@@ -487,7 +495,7 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exi
 			// e2fsck asks whether to go on; gofsck never repairs a mounted
 			// filesystem.
 			fmt.Fprintf(stdout, "%s is mounted.\n", o.device)
-			fatal(o, stderr, "Cannot continue, aborting.\n")
+			fatalError(stderr, "Cannot continue, aborting.\n")
 			return problem.ExitError
 		}
 		fmt.Fprintf(stdout, "Warning!  %s is mounted.\n", o.device)
@@ -535,7 +543,7 @@ restart:
 		var ue *fs.UnsupportedError
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "%s has unsupported feature(s): %s\n", o.device, ondisk.FeatureString(ue.Compat, ue.Incompat, ue.RoCompat))
-			fatal(o, stderr, "Get a newer version of gofsck!")
+			fatalError(stderr, "Get a newer version of gofsck!")
 			if ue.Incompat != 0 || ue.RoCompat != 0 && o.mode != problem.ModeNo {
 				// Refused by the library's open (unknown ro_compat
 				// features only when opening for writing): nothing else
@@ -819,7 +827,7 @@ func abortRun(o *options, rep *problem.Reporter, end problem.RunEnd, name string
 	if msg == "" {
 		msg = "aborted"
 	}
-	fatal(o, stderr, "%s", msg)
+	fatalError(stderr, "%s", msg)
 	if rep.Aborted() && end.Modified && !o.preen {
 		// The second fatal_error, main's "aborted", repeats the line
 		// the fatal problem's printed for a changed filesystem.

@@ -195,3 +195,26 @@ func TestReadOnlyNeverWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestProgramName: run as fsck.ext4, messages from e2fsck's com_err calls
+// name the program as run, those from its fatal_error name the program
+// itself (e2fsck there, gofsck here); the version banner comes before the
+// terminal check, as in e2fsck's main.
+func TestProgramName(t *testing.T) {
+	img := cleanImage(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-fn", "-p", img}, "gofsck: Only one of the options -p/-a, -n or -y may be specified.\n"},
+		{[]string{"-f", img}, "gofsck " + buildVersion().String() + "\ngofsck: need terminal for interactive repairs\n"},
+		{[]string{"-n", "-D", img}, "fsck.ext4: The -n and -D options are incompatible.\n"},
+		{[]string{"-fn", "/nonexistent/x"}, "fsck.ext4: No such file or directory while trying to open /nonexistent/x\n"},
+	} {
+		var out bytes.Buffer
+		run(append([]string{"fsck.ext4"}, c.args...), &out, &out)
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("fsck.ext4 %v: %q, want %q in it", c.args, out.String(), c.want)
+		}
+	}
+}
