@@ -479,12 +479,18 @@ func deviceName(o *options, f *fs.FS) string {
 }
 
 // checkDevice runs the whole check and returns the exit code.
-func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exit int) {
+// undoHint prints, with -z, what e2fsck_setup_tdb prints before each
+// opening of the device (e2fsck's restart label: the first, after a
+// journal recovery and after "Restarting e2fsck from the beginning"), in
+// every mode, naming the device as given.
+func undoHint(o *options, stdout io.Writer) {
 	if o.undoFile != "" {
-		// e2fsck_setup_tdb prints this before opening the device, in
-		// every mode, naming the device as given.
 		fmt.Fprintf(stdout, "Overwriting existing filesystem; this can be undone using the command:\n    e2undo %s %s\n\n", o.undoFile, o.device)
 	}
+}
+
+func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exit int) {
+	undoHint(o, stdout)
 	dev, f, code := openFS(o, stdout, stderr)
 	if f == nil {
 		return code
@@ -697,6 +703,7 @@ restart:
 			fatal(o, stderr, "%v while writing to %s", ferr, o.device)
 			return problem.ExitError
 		}
+		undoHint(o, stdout)
 		nf, oerr := fs.Open(newRestartDev(ov), fs.Options{BlockSize: o.blockSize})
 		if oerr != nil {
 			fatal(o, stderr, "%s while trying to open %s", describe(oerr), o.device)
