@@ -89,10 +89,12 @@ func TestInterruptedCheck(t *testing.T) {
 // the "Pass 2" header, deterministically: a first run measures the output
 // written before the header; the second run's stdout is a one-page pipe
 // filled beforehand so that exactly that output fits, which blocks the
-// checker in write(2) on the header's first byte. Once a thread of it is
-// seen there, it gets SIGINT, and the pipe is drained only after the
-// signal has been delivered. It returns stdout (the filler removed) and
-// the exit status.
+// checker in write(2) on the header's first byte. Once it is settled
+// there, it gets SIGINT, and the pipe is drained only when the signal has
+// been delivered and the process has settled again: for gofsck, whose
+// handler is a goroutine (os/signal) that cancels the check's context,
+// every thread asleep means that goroutine has run. It returns stdout
+// (the filler removed) and the exit status.
 func interruptAtPass2(t *testing.T, prog string, args ...string) (string, int) {
 	t.Helper()
 	env := checkerEnv(t)
@@ -133,14 +135,16 @@ func interruptAtPass2(t *testing.T, prog string, args ...string) (string, int) {
 	}
 	w.Close()
 	pid := cmd.Process.Pid
-	if !waitFor(func() bool { return blockedWritingStdout(pid) }) {
+	if !waitSettled(pid) {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("%s never blocked writing its Pass 2 header", prog)
 	}
 	cmd.Process.Signal(syscall.SIGINT)
-	if !waitFor(func() bool { return !sigintPending(pid) }) {
-		t.Fatalf("%s: SIGINT still pending", prog)
+	if !waitFor(func() bool { return !sigintPending(pid) }) || !waitSettled(pid) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("%s: SIGINT not handled", prog)
 	}
 	out, err := io.ReadAll(r)
 	if err != nil {
@@ -184,17 +188,41 @@ func writeSyscall() string {
 	panic("writeSyscall: unknown architecture " + runtime.GOARCH)
 }
 
-// blockedWritingStdout reports whether a thread of process pid is in
-// write(2) on fd 1.
-func blockedWritingStdout(pid int) bool {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/syscall", pid))
-	for _, f := range tasks {
-		b, err := os.ReadFile(f)
-		if err == nil && strings.HasPrefix(string(b), writeSyscall()+" 0x1 ") {
-			return true
+// settled reports whether process pid has a thread in write(2) on fd 1
+// and no thread running or runnable.
+func settled(pid int) bool {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+	writing := false
+	for _, task := range tasks {
+		st, err := os.ReadFile(filepath.Join(task, "stat"))
+		if err != nil {
+			return false
+		}
+		// The state follows the parenthesised command name.
+		i := bytes.LastIndexByte(st, ')')
+		if i < 0 || i+2 >= len(st) || (st[i+2] != 'S' && st[i+2] != 'D') {
+			return false
+		}
+		sc, err := os.ReadFile(filepath.Join(task, "syscall"))
+		if err == nil && strings.HasPrefix(string(sc), writeSyscall()+" 0x1 ") {
+			writing = true
 		}
 	}
-	return false
+	return writing
+}
+
+// waitSettled waits until process pid has been settled (see settled) on
+// ten polls in a row, a millisecond apart.
+func waitSettled(pid int) bool {
+	n := 0
+	return waitFor(func() bool {
+		if settled(pid) {
+			n++
+		} else {
+			n = 0
+		}
+		return n >= 10
+	})
 }
 
 // sigintPending reports whether SIGINT waits for delivery to process pid
