@@ -348,3 +348,35 @@ func TestUndoHint(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoFileOfCleanRun: a writable run that writes nothing (-p on a
+// clean filesystem) still leaves an undo file, as e2fsck does, so that
+// the e2undo command it printed works: e2undo and gofsck undo accept it
+// and leave the image as it was.
+func TestUndoFileOfCleanRun(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := testfs.MkImage(t, testfs.Spec{FSType: "ext4"})
+	before := mustRead(t, img)
+	for _, prog := range []string{"e2fsck", "gofsck"} {
+		undoFile := filepath.Join(t.TempDir(), prog+".undo")
+		var out string
+		var code int
+		if prog == "e2fsck" {
+			out, code = runE2fsck(t, "-p", "-z", undoFile, img)
+		} else {
+			out, code = runGofsck("-p", "-z", undoFile, img)
+		}
+		if code != 0 {
+			t.Fatalf("%s -p -z: exit %d\n%s", prog, code, out)
+		}
+		if eout, eerr, ecode := runUndoTool(t, nil, "e2undo", undoFile, img); ecode != 0 {
+			t.Errorf("e2undo of %s's undo file: exit %d\n%s%s", prog, ecode, eout, eerr)
+		}
+		if gout, gerr, gcode := runUndoCmd(undoFile, img); gcode != 0 {
+			t.Errorf("gofsck undo of %s's undo file: exit %d\n%s%s", prog, gcode, gout, gerr)
+		}
+		if !bytes.Equal(mustRead(t, img), before) {
+			t.Fatalf("%s: the image changed", prog)
+		}
+	}
+}
