@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -97,6 +96,13 @@ Emergency help:
 	return problem.ExitUsage
 }
 
+// nonNumeric reports a -b, -I or -P argument sscanf finds no number in,
+// as e2fsck's PRS does (no program name), and returns its exit code.
+func nonNumeric(opt byte, arg string, stderr io.Writer) int {
+	fmt.Fprintf(stderr, "\nInvalid non-numeric argument to -%c (\"%s\")\n\n", opt, arg)
+	return problem.ExitNonDestruct
+}
+
 // parse reads the command line as e2fsck does.
 func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	o := &options{prog: filepath.Base(args[0])}
@@ -126,19 +132,21 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 			fmt.Fprintf(stderr, "gofsck %s\n", buildVersion())
 			return o, 0, false
 		case 'b':
-			v, err := strconv.ParseUint(op.Arg, 0, 64)
-			if err != nil {
-				fmt.Fprintf(stderr, "%s: Invalid non-numeric argument to -b (\"%s\")\n\n", o.prog, op.Arg)
-				return o, problem.ExitNonDestruct, false
+			// sscanf "%llu", as e2fsck reads it.
+			v, ok := scanUint64(op.Arg)
+			if !ok {
+				return o, nonNumeric(op.Name, op.Arg, stderr), false
 			}
 			o.superblk = v
 		case 'B':
-			v, err := strconv.Atoi(op.Arg)
-			if err != nil {
-				fmt.Fprintf(stderr, "%s: Invalid non-numeric argument to -B (\"%s\")\n\n", o.prog, op.Arg)
-				return o, problem.ExitNonDestruct, false
+			// atoi: anything is a number, 0 when it is not one.
+			o.blockSize = int(cAtoi(op.Arg))
+		case 'I', 'P':
+			// Read with sscanf "%d" and not used (e2fsck's inode
+			// buffer and process sizes).
+			if _, ok := scanInt(op.Arg); !ok {
+				return o, nonNumeric(op.Name, op.Arg, stderr), false
 			}
-			o.blockSize = v
 		case 'E':
 			o.extended = append(o.extended, strings.Split(op.Arg, ",")...)
 		case 'j':
@@ -159,7 +167,7 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 				return o, problem.ExitError, false
 			}
 			o.progressFd, o.progressOn = fd, on
-		case 'r', 'd', 'F', 'I', 'P':
+		case 'r', 'd', 'F':
 			// Accepted for compatibility; no effect in this version.
 		}
 	}

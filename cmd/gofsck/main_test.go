@@ -218,3 +218,44 @@ func TestProgramName(t *testing.T) {
 		}
 	}
 }
+
+// TestNumericOptions: -b, -B, -I and -P take the numbers e2fsck's sscanf
+// and atoi take ("0x2001" is 0, so the primary superblock; a leading
+// space or plus sign is fine; -B's garbage is 0), and a -b, -I or -P
+// without a number gets e2fsck's message and exit 1.
+func TestNumericOptions(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := testfs.MkImage(t, testfs.Spec{Size: 16 << 20, BlockSize: 1024})
+	for _, args := range [][]string{
+		{"-b", "x"}, {"-b", "0x2001"}, {"-b", " 8193"}, {"-b", "+8193"}, {"-b", "8193xyz"},
+		{"-B", "abc", "-b", "8193"}, {"-b", "8193", "-B", "1024"},
+		{"-I", "x"}, {"-I", "5"}, {"-P", "1z"}, {"-P", "z"},
+	} {
+		a := append([]string{"-fn"}, append(args, img)...)
+		eout, ecode := runE2fsck(t, a...)
+		gout, gcode := runGofsck(a...)
+		if ecode != gcode || normalise(eout) != normalise(gout) {
+			t.Errorf("%q:\ne2fsck (exit %d):\n%s\ngofsck (exit %d):\n%s", args, ecode, eout, gcode, gout)
+		}
+	}
+}
+
+func TestCNumbers(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		u64  uint64
+		ok   bool
+		atoi int32
+	}{
+		{"8193", 8193, true, 8193}, {" \t+12abc", 12, true, 12}, {"010", 10, true, 10},
+		{"0x2001", 0, true, 0}, {"x", 0, false, 0}, {"", 0, false, 0}, {"-1", 1<<64 - 1, true, -1},
+		{"99999999999999999999", 1<<64 - 1, true, -1}, {"4294967296", 4294967296, true, 0},
+	} {
+		if v, ok := scanUint64(c.in); v != c.u64 || ok != c.ok {
+			t.Errorf("scanUint64(%q) = %d, %v; want %d, %v", c.in, v, ok, c.u64, c.ok)
+		}
+		if v := cAtoi(c.in); v != c.atoi {
+			t.Errorf("cAtoi(%q) = %d, want %d", c.in, v, c.atoi)
+		}
+	}
+}
