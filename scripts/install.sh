@@ -42,5 +42,9 @@ done
 install -m 0644 docs/man/gofsck.8 docs/man/freefrag.8 docs/man/fsinfo.8 "$man8dir/"
 install -m 0644 docs/man/iowatch.1 "$man1dir/"
 install -m 0644 scripts/gofsck.bash-completion "$compdir/gofsck"
+for ext in ext2 ext3 ext4; do
+	# bash-completion loads a command's completion from the file of its name.
+	ln -sf gofsck "$compdir/fsck.$ext"
+done
 install -m 0644 LICENSE README.md "$docdir/"
 echo "installed gofsck in $sbindir (with fsck.ext2, fsck.ext3, fsck.ext4)"

@@ -206,8 +206,11 @@ func TestInstall(t *testing.T) {
 		"usr/sbin/fsck.ext2": "-> gofsck", "usr/sbin/fsck.ext3": "-> gofsck", "usr/sbin/fsck.ext4": "-> gofsck",
 		"usr/share/man/man8/gofsck.8": "0644", "usr/share/man/man8/freefrag.8": "0644",
 		"usr/share/man/man8/fsinfo.8": "0644", "usr/share/man/man1/iowatch.1": "0644",
-		"usr/share/bash-completion/completions/gofsck": "0644",
-		"usr/share/doc/gofsck/LICENSE":                 "0644", "usr/share/doc/gofsck/README.md": "0644",
+		"usr/share/bash-completion/completions/gofsck":    "0644",
+		"usr/share/bash-completion/completions/fsck.ext2": "-> gofsck",
+		"usr/share/bash-completion/completions/fsck.ext3": "-> gofsck",
+		"usr/share/bash-completion/completions/fsck.ext4": "-> gofsck",
+		"usr/share/doc/gofsck/LICENSE":                    "0644", "usr/share/doc/gofsck/README.md": "0644",
 	}
 	got := map[string]string{}
 	err := filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
