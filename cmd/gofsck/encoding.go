@@ -23,7 +23,7 @@ func unsupportedEncoding(o *options, f *fs.FS, name string, stdout, stderr io.Wr
 		return 0, true
 	}
 	fmt.Fprintf(stderr, "%s has unsupported encoding: %x\n", o.device, enc)
-	fatal(o, stderr, "Get a newer version of gofsck!")
+	fatalError(stderr, "Get a newer version of gofsck!")
 	fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
 	return problem.ExitError | problem.ExitUncorrected, false
 }

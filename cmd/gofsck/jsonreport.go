@@ -35,6 +35,20 @@ type jsonReport struct {
 	passes  []jsonPass
 	pass    resources // at the start of the current pass
 	summary *jsonSummary
+	stderr  stderrTail // what the run printed on stderr, for "error"
+}
+
+// stderrTail keeps the first maxErrorText bytes written to it: the
+// operational error's reason an exit-8 report carries.
+type stderrTail struct{ b []byte }
+
+const maxErrorText = 4096
+
+func (s *stderrTail) Write(p []byte) (int, error) {
+	if n := maxErrorText - len(s.b); n > 0 {
+		s.b = append(s.b, p[:min(n, len(p))]...)
+	}
+	return len(p), nil
 }
 
 // foundProblem is one printed problem, kept small: Observe appends one per
@@ -183,9 +197,10 @@ func (r *jsonReport) finish(code int, prog string, stderr io.Writer) int {
 }
 
 func (r *jsonReport) write(code int) error {
+	v := buildVersion()
 	doc := jsonDoc{
 		Schema:          jsonSchemaID,
-		Tool:            jsonTool{Name: "gofsck", Version: Version, Date: VersionDate},
+		Tool:            jsonTool{Name: "gofsck", Version: v.version, Date: v.date},
 		Device:          r.device,
 		Name:            r.name,
 		Argv:            r.argv,
@@ -195,6 +210,14 @@ func (r *jsonReport) write(code int) error {
 		Passes:          r.passes,
 		Summary:         r.summary,
 		ExitCode:        code,
+	}
+	if code&problem.ExitError != 0 {
+		// An operational error: its reason is on stderr ("No such file
+		// or directory while trying to open ...", "aborted", ...).
+		doc.Error = strings.TrimSpace(string(r.stderr.b))
+		if doc.Error == "" {
+			doc.Error = "operational error"
+		}
 	}
 	if doc.Argv == nil {
 		doc.Argv = []string{}
@@ -274,6 +297,7 @@ type (
 		Passes          []jsonPass    `json:"passes"`
 		Summary         *jsonSummary  `json:"summary"`
 		ExitCode        int           `json:"exit_code"`
+		Error           string        `json:"error,omitempty"`
 	}
 	jsonTool struct {
 		Name    string `json:"name"`

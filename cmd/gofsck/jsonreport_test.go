@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"gofsck/internal/testfs"
 )
@@ -30,6 +31,7 @@ type (
 		Passes          []reportPass    `json:"passes"`
 		Summary         *reportSummary  `json:"summary"`
 		ExitCode        int             `json:"exit_code"`
+		Error           string          `json:"error"`
 	}
 	reportTool struct {
 		Name, Version, Date string
@@ -65,6 +67,7 @@ type (
 		Blocks               uint64            `json:"blocks"`
 		NonContiguousPercent *float64          `json:"non_contiguous_percent"`
 		Counts               map[string]uint32 `json:"counts"`
+		SpeculatedPasses     []int             `json:"speculated_passes"`
 	}
 )
 
@@ -251,7 +254,7 @@ func TestJSONReportCorpus(t *testing.T) {
 			if r.ExitCode != code {
 				t.Errorf("exit_code %d, exit status %d", r.ExitCode, code)
 			}
-			if r.Schema != "gofsck-report/1" || r.Tool.Name != "gofsck" || r.Tool.Version != Version || r.Device != img {
+			if r.Schema != "gofsck-report/1" || r.Tool.Name != "gofsck" || r.Tool.Version != buildVersion().version || r.Device != img {
 				t.Errorf("header: %+v", r)
 			}
 			if !slices.Equal(r.Argv, []string{"gofsck", "-fn", "-E", "json=" + rep, img}) {
@@ -356,111 +359,136 @@ func TestJSONReportOption(t *testing.T) {
 	}
 }
 
-// validateSchema checks doc against docs/json-report.schema.json with the
-// keywords that file uses (type, const, enum, required, properties,
-// additionalProperties false, items, minimum, maximum, pattern).
+// validateSchema checks doc against docs/json-report.schema.json twice,
+// with a full JSON Schema 2020-12 validator (formats asserted): as
+// published, and strictly, with every object schema closed
+// (additionalProperties false), so that a field gofsck writes but the
+// schema does not list fails.
 func validateSchema(t *testing.T, doc []byte) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "json-report.schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var schema map[string]any
-	if err := json.Unmarshal(raw, &schema); err != nil {
-		t.Fatalf("schema: %v", err)
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, doc)
 	}
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("report is not JSON: %v", err)
-	}
-	for _, e := range validate(schema, v, "$") {
-		t.Error(e)
+	for _, strict := range []bool{false, true} {
+		schema, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatalf("schema: %v", err)
+		}
+		if strict {
+			closeObjects(schema)
+		}
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		if err := c.AddResource("json-report.schema.json", schema); err != nil {
+			t.Fatal(err)
+		}
+		sch, err := c.Compile("json-report.schema.json")
+		if err != nil {
+			t.Fatalf("schema: %v", err)
+		}
+		if err := sch.Validate(inst); err != nil {
+			t.Fatalf("report (strict %v) fails the schema: %v\n%s", strict, err, doc)
+		}
 	}
 }
 
-func validate(s map[string]any, v any, at string) []string {
-	var errs []string
-	bad := func(f string, a ...any) { errs = append(errs, at+": "+fmt.Sprintf(f, a...)) }
-	if ty, ok := s["type"]; ok {
-		var types []string
-		switch x := ty.(type) {
-		case string:
-			types = []string{x}
-		case []any:
-			for _, y := range x {
-				types = append(types, y.(string))
-			}
-		}
-		if !slices.ContainsFunc(types, func(ty string) bool { return hasType(v, ty) }) {
-			bad("type %T, want %v", v, types)
-			return errs
-		}
-	}
-	if c, ok := s["const"]; ok && fmt.Sprint(c) != fmt.Sprint(v) {
-		bad("%v, want %v", v, c)
-	}
-	if en, ok := s["enum"].([]any); ok && !slices.ContainsFunc(en, func(e any) bool { return fmt.Sprint(e) == fmt.Sprint(v) }) {
-		bad("%q not in %v", v, en)
-	}
+// closeObjects sets additionalProperties false in every schema under v
+// that describes an object with properties (not in the "if" of the
+// exit-code rule, which has no type).
+func closeObjects(v any) {
 	switch x := v.(type) {
 	case map[string]any:
-		props, _ := s["properties"].(map[string]any)
-		for _, r := range s["required"].([]any) {
-			if _, ok := x[r.(string)]; !ok {
-				bad("missing %q", r)
-			}
+		if _, ok := x["properties"]; ok && x["type"] != nil {
+			x["additionalProperties"] = false
 		}
-		for k, val := range x {
-			ps, ok := props[k].(map[string]any)
-			if !ok {
-				if ap, ok := s["additionalProperties"].(bool); ok && !ap {
-					bad("unknown field %q", k)
-				}
-				continue
-			}
-			errs = append(errs, validate(ps, val, at+"."+k)...)
+		for _, e := range x {
+			closeObjects(e)
 		}
 	case []any:
-		if it, ok := s["items"].(map[string]any); ok {
-			for i, e := range x {
-				errs = append(errs, validate(it, e, fmt.Sprintf("%s[%d]", at, i))...)
-			}
-		}
-	case json.Number:
-		f, _ := x.Float64()
-		if m, ok := s["minimum"].(float64); ok && f < m {
-			bad("%v < %v", f, m)
-		}
-		if m, ok := s["maximum"].(float64); ok && f > m {
-			bad("%v > %v", f, m)
-		}
-	case string:
-		if p, ok := s["pattern"].(string); ok && !regexp.MustCompile(p).MatchString(x) {
-			bad("%q does not match %s", x, p)
+		for _, e := range x {
+			closeObjects(e)
 		}
 	}
-	return errs
 }
 
-func hasType(v any, ty string) bool {
-	switch x := v.(type) {
-	case nil:
-		return ty == "null"
-	case bool:
-		return ty == "boolean"
-	case string:
-		return ty == "string"
-	case []any:
-		return ty == "array"
-	case map[string]any:
-		return ty == "object"
-	case json.Number:
-		if ty == "number" {
-			return true
-		}
-		return ty == "integer" && !strings.ContainsAny(x.String(), ".eE")
+// TestJSONReportModes validates real reports of every kind of run against
+// the schema: a read-only check finding problems, a preen and a -y repair
+// of the same damage, a writable check of a clean filesystem (which keeps
+// its speculated passes) and a device that cannot be opened (exit 8 with
+// its reason).
+func TestJSONReportModes(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	damaged := testfs.MkImage(t, testfs.Spec{Populate: func(tr *testfs.Tree) {
+		tr.Dir("d")
+		tr.File("d/f", 5000)
+	}})
+	testfs.Debugfs(t, damaged, "sif /d/f links_count 5")
+	clean := testfs.MkImage(t, testfs.Spec{})
+	missing := filepath.Join(t.TempDir(), "no-such-device")
+	cases := []struct {
+		name, img string
+		args      []string
+		exit      int
+		check     func(r reportDoc) string
+	}{
+		{"n", damaged, []string{"-fn"}, 4, func(r reportDoc) string {
+			if len(r.Findings) == 0 || r.Findings[0].Answer != "no" {
+				return "want a finding answered no"
+			}
+			return ""
+		}},
+		{"p", damaged, []string{"-fp"}, 1, func(r reportDoc) string {
+			if len(r.Findings) == 0 || r.Findings[0].AnswerText != "FIXED.\n" || !strings.HasPrefix(r.Findings[0].Message, r.Name+": ") {
+				return "want a preen finding, prefixed with the device and FIXED"
+			}
+			return ""
+		}},
+		{"y", damaged, []string{"-fy"}, 1, func(r reportDoc) string {
+			if len(r.Findings) == 0 || r.Findings[0].Answer != "yes" {
+				return "want a finding answered yes"
+			}
+			return ""
+		}},
+		{"y-clean", clean, []string{"-fy"}, 0, func(r reportDoc) string {
+			if r.Summary == nil || len(r.Summary.SpeculatedPasses) == 0 {
+				return "want speculated passes in the summary"
+			}
+			return ""
+		}},
+		{"no-device", missing, []string{"-fn"}, 8, func(r reportDoc) string {
+			want := "gofsck: No such file or directory while trying to open " + missing
+			if r.Error != want || r.Summary != nil {
+				return fmt.Sprintf("want error %q and no summary", want)
+			}
+			return ""
+		}},
 	}
-	return false
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			img := c.img
+			if img != missing {
+				img = testfs.CopyImage(t, c.img)
+			}
+			rep := filepath.Join(t.TempDir(), "r.json")
+			stdout, stderr, code, raw := runJSON(t, img, rep, c.args...)
+			if code != c.exit {
+				t.Fatalf("exit %d, want %d\n%s%s", code, c.exit, stdout, stderr)
+			}
+			r := decodeReport(t, raw)
+			if r.ExitCode != code {
+				t.Errorf("report's exit_code %d, exit %d", r.ExitCode, code)
+			}
+			if code&8 == 0 && r.Error != "" {
+				t.Errorf("error %q in a report of exit %d", r.Error, code)
+			}
+			if msg := c.check(r); msg != "" {
+				t.Errorf("%s\n%s", msg, raw)
+			}
+		})
+	}
 }

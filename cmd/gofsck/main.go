@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -28,12 +27,6 @@ import (
 	"gofsck/internal/iotrace"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
-)
-
-// Version is printed by -V and in the banner.
-const (
-	Version     = "0.1.0"
-	VersionDate = "30-Nov-2026"
 )
 
 func main() {
@@ -106,6 +99,13 @@ Emergency help:
 	return problem.ExitUsage
 }
 
+// nonNumeric reports a -b, -I or -P argument sscanf finds no number in,
+// as e2fsck's PRS does (no program name), and returns its exit code.
+func nonNumeric(opt byte, arg string, stderr io.Writer) int {
+	fmt.Fprintf(stderr, "\nInvalid non-numeric argument to -%c (\"%s\")\n\n", opt, arg)
+	return problem.ExitNonDestruct
+}
+
 // parse reads the command line as e2fsck does.
 func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	o := &options{prog: filepath.Base(args[0])}
@@ -132,22 +132,24 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 		case 't':
 			o.timing++
 		case 'V':
-			fmt.Fprintf(stderr, "gofsck %s (%s)\n", Version, VersionDate)
+			fmt.Fprintf(stderr, "gofsck %s\n", buildVersion())
 			return o, 0, false
 		case 'b':
-			v, err := strconv.ParseUint(op.Arg, 0, 64)
-			if err != nil {
-				fmt.Fprintf(stderr, "%s: Invalid non-numeric argument to -b (\"%s\")\n\n", o.prog, op.Arg)
-				return o, problem.ExitNonDestruct, false
+			// sscanf "%llu", as e2fsck reads it.
+			v, ok := scanUint64(op.Arg)
+			if !ok {
+				return o, nonNumeric(op.Name, op.Arg, stderr), false
 			}
 			o.superblk = v
 		case 'B':
-			v, err := strconv.Atoi(op.Arg)
-			if err != nil {
-				fmt.Fprintf(stderr, "%s: Invalid non-numeric argument to -B (\"%s\")\n\n", o.prog, op.Arg)
-				return o, problem.ExitNonDestruct, false
+			// atoi: anything is a number, 0 when it is not one.
+			o.blockSize = int(cAtoi(op.Arg))
+		case 'I', 'P':
+			// Read with sscanf "%d" and not used (e2fsck's inode
+			// buffer and process sizes).
+			if _, ok := scanInt(op.Arg); !ok {
+				return o, nonNumeric(op.Name, op.Arg, stderr), false
 			}
-			o.blockSize = v
 		case 'E':
 			o.extended = append(o.extended, strings.Split(op.Arg, ",")...)
 		case 'j':
@@ -168,7 +170,7 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 				return o, problem.ExitError, false
 			}
 			o.progressFd, o.progressOn = fd, on
-		case 'r', 'd', 'F', 'I', 'P':
+		case 'r', 'd', 'F':
 			// Accepted for compatibility; no effect in this version.
 		}
 	}
@@ -185,7 +187,7 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	}
 	o.ext = x
 	if o.modeCount > 1 {
-		fmt.Fprintf(stderr, "%s: Only one of the options -p/-a, -n or -y may be specified.\n", o.prog)
+		fatalError(stderr, "Only one of the options -p/-a, -n or -y may be specified.")
 		return o, problem.ExitError, false
 	}
 	if os.Getenv("E2FSCK_FIXES_ONLY") != "" {
@@ -215,15 +217,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	if !o.preen {
+		fmt.Fprintf(stderr, "gofsck %s\n", buildVersion())
+	}
 	if o.modeCount == 0 {
+		// After the banner, as in e2fsck's main.
 		if !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
-			fmt.Fprintf(stderr, "%s: need terminal for interactive repairs\n", o.prog)
+			fatalError(stderr, "need terminal for interactive repairs")
 			return problem.ExitError
 		}
 		o.mode = problem.ModeInteractive
-	}
-	if !o.preen {
-		fmt.Fprintf(stderr, "gofsck %s (%s)\n", Version, VersionDate)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -234,13 +237,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return problem.ExitError
 		}
 		o.report = r
+		// The report's "error" is what the run says on stderr.
+		stderr = io.MultiWriter(stderr, &r.stderr)
 	}
 	return o.report.finish(checkDevice(ctx, o, stdout, stderr), o.prog, stderr)
 }
 
-// fatal prints "prog: msg" to stderr.
+// fatal prints "prog: msg" to stderr, as e2fsck's com_err calls do:
+// prog is the name gofsck was run by (fsck.ext4: ...).
 func fatal(o *options, stderr io.Writer, format string, a ...any) {
 	fmt.Fprintf(stderr, "%s: %s\n", o.prog, fmt.Sprintf(format, a...))
+}
+
+// fatalError prints msg as e2fsck's fatal_error does: after the program's
+// own name, whatever it was run as ("e2fsck: aborted" from fsck.ext4 too).
+func fatalError(stderr io.Writer, format string, a ...any) {
+	fmt.Fprintf(stderr, "gofsck: %s\n", fmt.Sprintf(format, a...))
 }
 
 const badSuperHint = `
@@ -478,7 +490,18 @@ func deviceName(o *options, f *fs.FS) string {
 }
 
 // checkDevice runs the whole check and returns the exit code.
+// undoHint prints, with -z, what e2fsck_setup_tdb prints before each
+// opening of the device (e2fsck's restart label: the first, after a
+// journal recovery and after "Restarting e2fsck from the beginning"), in
+// every mode, naming the device as given.
+func undoHint(o *options, stdout io.Writer) {
+	if o.undoFile != "" {
+		fmt.Fprintf(stdout, "Overwriting existing filesystem; this can be undone using the command:\n    e2undo %s %s\n\n", o.undoFile, o.device)
+	}
+}
+
 func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exit int) {
+	undoHint(o, stdout)
 	dev, f, code := openFS(o, stdout, stderr)
 	if f == nil {
 		return code
@@ -489,7 +512,7 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exi
 			// e2fsck asks whether to go on; gofsck never repairs a mounted
 			// filesystem.
 			fmt.Fprintf(stdout, "%s is mounted.\n", o.device)
-			fatal(o, stderr, "Cannot continue, aborting.\n")
+			fatalError(stderr, "Cannot continue, aborting.\n")
 			return problem.ExitError
 		}
 		fmt.Fprintf(stdout, "Warning!  %s is mounted.\n", o.device)
@@ -537,7 +560,7 @@ restart:
 		var ue *fs.UnsupportedError
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "%s has unsupported feature(s): %s\n", o.device, ondisk.FeatureString(ue.Compat, ue.Incompat, ue.RoCompat))
-			fatal(o, stderr, "Get a newer version of gofsck!")
+			fatalError(stderr, "Get a newer version of gofsck!")
 			if ue.Incompat != 0 || ue.RoCompat != 0 && o.mode != problem.ModeNo {
 				// Refused by the library's open (unknown ro_compat
 				// features only when opening for writing): nothing else
@@ -698,6 +721,7 @@ restart:
 			fatal(o, stderr, "%v while writing to %s", ferr, o.device)
 			return problem.ExitError
 		}
+		undoHint(o, stdout)
 		nf, oerr := fs.Open(newRestartDev(ov), fs.Options{BlockSize: o.blockSize})
 		if oerr != nil {
 			fatal(o, stderr, "%s while trying to open %s", describe(oerr), o.device)
@@ -719,13 +743,20 @@ restart:
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
+		// e2fsck's signal handler only sets E2F_FLAG_CANCEL: the run
+		// ends with "canceled" and FSCK_CANCELED, and it warns (with
+		// FSCK_UNCORRECTED) only when a problem was left unfixed so
+		// far or the superblock has EXT2_ERROR_FS. A cancelled run
+		// writes nothing (docs/repair.md).
 		rc.discard()
 		fmt.Fprintf(stdout, "%s: e2fsck canceled.\n", name)
-		if !rep.Status().Invalid {
-			rep.MarkInvalid()
+		st := rep.Status()
+		st.Cancelled = true
+		end.SuperHadErrors = f.SB.State()&ondisk.StateError != 0
+		if st.Invalid || end.SuperHadErrors {
+			fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
 		}
-		fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
-		return problem.ExitUncorrected | problem.ExitCancelled
+		return st.ExitCode(end)
 	case errors.Is(err, check.ErrAborted):
 		return abortRun(o, rep, end, name, stdout, stderr, "aborted")
 	case err != nil:
@@ -821,7 +852,7 @@ func abortRun(o *options, rep *problem.Reporter, end problem.RunEnd, name string
 	if msg == "" {
 		msg = "aborted"
 	}
-	fatal(o, stderr, "%s", msg)
+	fatalError(stderr, "%s", msg)
 	if rep.Aborted() && end.Modified && !o.preen {
 		// The second fatal_error, main's "aborted", repeats the line
 		// the fatal problem's printed for a changed filesystem.

@@ -67,7 +67,7 @@ func runE2fsck(t *testing.T, args ...string) (string, int) {
 func normalise(s string) string {
 	var out []string
 	for _, l := range strings.Split(s, "\n") {
-		if strings.HasPrefix(l, "e2fsck 1.") || strings.HasPrefix(l, "gofsck "+Version) ||
+		if strings.HasPrefix(l, "e2fsck 1.") || strings.HasPrefix(l, "gofsck "+buildVersion().String()) ||
 			strings.HasPrefix(l, "\tUsing EXT2FS Library") {
 			continue
 		}
@@ -148,14 +148,6 @@ func TestBadInputMatchesE2fsck(t *testing.T) {
 	}
 }
 
-// TestVersion: -V prints the version and exits 0, as e2fsck -V does.
-func TestVersion(t *testing.T) {
-	out, code := runGofsck("-V")
-	if code != 0 || !strings.HasPrefix(out, "gofsck "+Version+" ("+VersionDate+")\n") {
-		t.Errorf("-V: exit %d, output %q", code, out)
-	}
-}
-
 // TestSummaryLineMatchesE2fsck compares the last line of a forced check
 // of a clean image with e2fsck's.
 func TestSummaryLineMatchesE2fsck(t *testing.T) {
@@ -200,6 +192,70 @@ func TestReadOnlyNeverWrites(t *testing.T) {
 			if img != clean && args[0] != "-n" && code == 0 {
 				t.Errorf("%s %v: exit 0 on a damaged image\n%s", filepath.Base(img), args, out)
 			}
+		}
+	}
+}
+
+// TestProgramName: run as fsck.ext4, messages from e2fsck's com_err calls
+// name the program as run, those from its fatal_error name the program
+// itself (e2fsck there, gofsck here); the version banner comes before the
+// terminal check, as in e2fsck's main.
+func TestProgramName(t *testing.T) {
+	img := cleanImage(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-fn", "-p", img}, "gofsck: Only one of the options -p/-a, -n or -y may be specified.\n"},
+		{[]string{"-f", img}, "gofsck " + buildVersion().String() + "\ngofsck: need terminal for interactive repairs\n"},
+		{[]string{"-n", "-D", img}, "fsck.ext4: The -n and -D options are incompatible.\n"},
+		{[]string{"-fn", "/nonexistent/x"}, "fsck.ext4: No such file or directory while trying to open /nonexistent/x\n"},
+	} {
+		var out bytes.Buffer
+		run(append([]string{"fsck.ext4"}, c.args...), &out, &out)
+		if !strings.Contains(out.String(), c.want) {
+			t.Errorf("fsck.ext4 %v: %q, want %q in it", c.args, out.String(), c.want)
+		}
+	}
+}
+
+// TestNumericOptions: -b, -B, -I and -P take the numbers e2fsck's sscanf
+// and atoi take ("0x2001" is 0, so the primary superblock; a leading
+// space or plus sign is fine; -B's garbage is 0), and a -b, -I or -P
+// without a number gets e2fsck's message and exit 1.
+func TestNumericOptions(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := testfs.MkImage(t, testfs.Spec{Size: 16 << 20, BlockSize: 1024})
+	for _, args := range [][]string{
+		{"-b", "x"}, {"-b", "0x2001"}, {"-b", " 8193"}, {"-b", "+8193"}, {"-b", "8193xyz"},
+		{"-B", "abc", "-b", "8193"}, {"-b", "8193", "-B", "1024"},
+		{"-I", "x"}, {"-I", "5"}, {"-P", "1z"}, {"-P", "z"},
+	} {
+		a := append([]string{"-fn"}, append(args, img)...)
+		eout, ecode := runE2fsck(t, a...)
+		gout, gcode := runGofsck(a...)
+		if ecode != gcode || normalise(eout) != normalise(gout) {
+			t.Errorf("%q:\ne2fsck (exit %d):\n%s\ngofsck (exit %d):\n%s", args, ecode, eout, gcode, gout)
+		}
+	}
+}
+
+func TestCNumbers(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		u64  uint64
+		ok   bool
+		atoi int32
+	}{
+		{"8193", 8193, true, 8193}, {" \t+12abc", 12, true, 12}, {"010", 10, true, 10},
+		{"0x2001", 0, true, 0}, {"x", 0, false, 0}, {"", 0, false, 0}, {"-1", 1<<64 - 1, true, -1},
+		{"99999999999999999999", 1<<64 - 1, true, -1}, {"4294967296", 4294967296, true, 0},
+	} {
+		if v, ok := scanUint64(c.in); v != c.u64 || ok != c.ok {
+			t.Errorf("scanUint64(%q) = %d, %v; want %d, %v", c.in, v, ok, c.u64, c.ok)
+		}
+		if v := cAtoi(c.in); v != c.atoi {
+			t.Errorf("cAtoi(%q) = %d, want %d", c.in, v, c.atoi)
 		}
 	}
 }

@@ -98,7 +98,7 @@ func parseProgressFd(arg string, o *options, stderr io.Writer) (fd int, enabled 
 	dup, err := syscall.Dup(fd)
 	if err != nil {
 		fmt.Fprintf(stderr, "Error validating file descriptor %d: %s\n", fd, errnoText(err))
-		fmt.Fprintf(stderr, "%s: Invalid completion information file descriptor\n", o.prog)
+		fatalError(stderr, "Invalid completion information file descriptor")
 		return fd, false, false
 	}
 	syscall.Close(dup)

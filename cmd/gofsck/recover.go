@@ -110,6 +110,7 @@ func recoverJournal(o *options, ov *blockdev.Overlay, f *fs.FS, chk *check.Check
 		return nil, problem.ExitError, false
 	}
 	// Restart: open the recovered filesystem afresh.
+	undoHint(o, stdout)
 	dev = newRestartDev(ov)
 	nf, err = fs.Open(dev, fs.Options{Superblock: o.superblk, BlockSize: o.blockSize})
 	if err != nil {

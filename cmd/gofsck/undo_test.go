@@ -282,3 +282,101 @@ func TestUndoWriterFile(t *testing.T) {
 		t.Fatal("not restored")
 	}
 }
+
+// TestUndoHint: with -z, e2fsck's e2fsck_setup_tdb prints how to undo the
+// run before opening the device, in every mode (even -n and a clean
+// preen), naming the device as given, and again when the check restarts
+// after a journal recovery; gofsck's output is e2fsck's, line for line.
+func TestUndoHint(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	damaged := testfs.MkImage(t, testfs.Spec{Populate: func(tr *testfs.Tree) {
+		tr.Dir("d")
+		tr.File("d/f", 5000)
+	}})
+	testfs.Debugfs(t, damaged, "sif /d/f links_count 5")
+	// A committed transaction in the journal: needs_recovery.
+	journaled := testfs.MkImage(t, testfs.Spec{FSType: "ext4"})
+	data := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(data, bytes.Repeat([]byte("j"), 1024), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testfs.Debugfs(t, journaled, "jo", "jw -b 333 "+data, "jc")
+	if sb := testfs.Superblock(t, journaled); !strings.Contains(sb["Filesystem features"], "needs_recovery") {
+		t.Fatalf("no journal to recover: %q", sb["Filesystem features"])
+	}
+	dir := t.TempDir()
+	img := filepath.Join(dir, "fs.img")
+	undoFile := filepath.Join(dir, "fix.undo")
+	for _, c := range []struct {
+		name string
+		args []string
+		dev  string
+		src  string
+	}{
+		{"fy", []string{"-fy"}, img, damaged},
+		{"fn", []string{"-fn"}, img, damaged},
+		{"p", []string{"-p"}, img, damaged},
+		{"N", []string{"-fy", "-N", "root"}, img, damaged},
+		{"no-device", []string{"-fy"}, filepath.Join(dir, "missing"), damaged},
+		{"journal", []string{"-fy"}, img, journaled},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var outs [2]string
+			var codes [2]int
+			for i := range 2 {
+				if err := os.WriteFile(img, mustRead(t, c.src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				os.Remove(undoFile)
+				args := append(append([]string{}, c.args...), "-z", undoFile, c.dev)
+				if i == 0 {
+					outs[i], codes[i] = runE2fsck(t, args...)
+				} else {
+					outs[i], codes[i] = runGofsck(args...)
+				}
+			}
+			hint := "Overwriting existing filesystem; this can be undone using the command:\n    e2undo " + undoFile + " " + c.dev + "\n\n"
+			if !strings.HasPrefix(normalise(outs[1]), strings.TrimRight(hint, "\n")) {
+				t.Errorf("gofsck does not start with the hint:\n%s", outs[1])
+			}
+			if c.src == journaled && strings.Count(outs[1], hint) != 2 {
+				t.Errorf("the hint is not printed again after the journal recovery:\n%s", outs[1])
+			}
+			if normalise(outs[0]) != normalise(outs[1]) || codes[0] != codes[1] {
+				t.Errorf("e2fsck (exit %d):\n%s\ngofsck (exit %d):\n%s", codes[0], outs[0], codes[1], outs[1])
+			}
+		})
+	}
+}
+
+// TestUndoFileOfCleanRun: a writable run that writes nothing (-p on a
+// clean filesystem) still leaves an undo file, as e2fsck does, so that
+// the e2undo command it printed works: e2undo and gofsck undo accept it
+// and leave the image as it was.
+func TestUndoFileOfCleanRun(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := testfs.MkImage(t, testfs.Spec{FSType: "ext4"})
+	before := mustRead(t, img)
+	for _, prog := range []string{"e2fsck", "gofsck"} {
+		undoFile := filepath.Join(t.TempDir(), prog+".undo")
+		var out string
+		var code int
+		if prog == "e2fsck" {
+			out, code = runE2fsck(t, "-p", "-z", undoFile, img)
+		} else {
+			out, code = runGofsck("-p", "-z", undoFile, img)
+		}
+		if code != 0 {
+			t.Fatalf("%s -p -z: exit %d\n%s", prog, code, out)
+		}
+		if eout, eerr, ecode := runUndoTool(t, nil, "e2undo", undoFile, img); ecode != 0 {
+			t.Errorf("e2undo of %s's undo file: exit %d\n%s%s", prog, ecode, eout, eerr)
+		}
+		if gout, gerr, gcode := runUndoCmd(undoFile, img); gcode != 0 {
+			t.Errorf("gofsck undo of %s's undo file: exit %d\n%s%s", prog, gcode, gout, gerr)
+		}
+		if !bytes.Equal(mustRead(t, img), before) {
+			t.Fatalf("%s: the image changed", prog)
+		}
+	}
+}

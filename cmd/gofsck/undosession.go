@@ -11,8 +11,9 @@ import (
 // whole run, as e2fsck's undo I/O manager sits under everything it
 // writes. It is created at the run's first write, whether that is the
 // flush of the fixes (commit.go) or the multi-mount protection's first
-// write of the MMP block (mmp.go), and closed when the run is over, after
-// the MMP block's last write. Every write through it saves the old
+// write of the MMP block (mmp.go), or at the end of a run that wrote
+// nothing, and closed when the run is over, after the MMP block's last
+// write. Every write through it saves the old
 // contents of the blocks it touches first, so `gofsck undo` puts back the
 // device as the run found it, byte for byte, MMP block included.
 type undoSession struct {
@@ -50,10 +51,18 @@ func (u *undoSession) writer(dev blockdev.Device) (io.WriterAt, error) {
 // active reports whether writes go through an undo file.
 func (u *undoSession) active() bool { return u != nil }
 
-// close finishes the undo file, if one was created.
+// close finishes the undo file. A writable run that wrote nothing still
+// leaves one, empty, as e2fsck's undo I/O manager does: the e2undo
+// command the run printed at its start then works (and restores
+// nothing).
 func (u *undoSession) close() error {
-	if u == nil || u.w == nil {
+	if u == nil {
 		return nil
+	}
+	if u.w == nil {
+		if _, err := u.writer(nil); err != nil {
+			return err
+		}
 	}
 	w := u.w
 	u.w = nil
