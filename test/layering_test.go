@@ -29,7 +29,7 @@ var allowedImports = map[string][]string{
 	"internal/iotrace":     {"internal/blockdev"},
 	"internal/undo":        {"internal/csum"},
 	"internal/freefrag":    {"internal/fs", "internal/ondisk", "internal/bitmap", "internal/blockdev", "internal/csum"},
-	"internal/dump":        {"internal/fs", "internal/ondisk", "internal/ondisk/jbd2", "internal/blockdev", "internal/csum"},
+	"internal/dump":        {"internal/fs", "internal/ondisk", "internal/ondisk/jbd2", "internal/blockdev", "internal/csum", "internal/bitmap"},
 	// check opens an external journal device (-j) through blockdev.
 	"internal/check": {"internal/fs", "internal/journal", "internal/ondisk", "internal/ondisk/jbd2", "internal/bitmap",
 		"internal/problem", "internal/dirhash", "internal/csum", "internal/blockdev", "internal/quota", "internal/casefold"},
