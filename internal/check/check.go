@@ -238,6 +238,12 @@ type Checker struct {
 	quota *quotaState
 	// dx is the htree state of pass 2, by directory.
 	dx map[uint32]*dxDirState
+	// pctxDir is check_dir_block's cd->pctx.dir, which only the end of
+	// an htree directory's block sets (to that directory) and which
+	// PR_2_HTREE_BAD_ROOT prints: the directory of the last htree block
+	// checked before, or 0. Shared by pass 2's shards; only the serial
+	// check and the replay touch it (workers record evPctxDir).
+	pctxDir *uint32
 	// p2blocks and p2refs are a pass-2 worker's per-block records and the
 	// inode references its entries make (applied by the replay).
 	p2blocks []p2Block
