@@ -385,6 +385,9 @@ func ext4Cases() []dcase {
 		dbgCase("bg3-block-bitmap-zero", "set_bg 3 block_bitmap 0"),
 		dbgCase("bg0-inode-uninit", "set_bg 0 flags 1"),
 		dbgCase("bg0-itable-unused", "set_bg 0 itable_unused 1000"),
+		// Past the group's 1024 inodes: the inode scan takes none of
+		// group 0 and pass 2's first unused inode wraps past them all.
+		dbgCase("bg0-itable-unused-past-ipg", "set_bg 0 itable_unused 8000"),
 		dbgCase("bg3-block-uninit-last", "set_bg 3 flags 2"),
 		msgOnly("sb-min-extra-isize", "ssv min_extra_isize 1000"),
 		noEffect("noeffect-sb-state-errors", "ssv state 2"),
@@ -444,6 +447,9 @@ func uninitCases() []dcase {
 		dbgCase("bg1-csum", "set_bg 1 checksum 0x1234"),
 		dbgCase("bg0-inode-uninit", "set_bg 0 flags 1"),
 		dbgCase("bg0-itable-unused", "set_bg 0 itable_unused 1000"),
+		// Past the group's 1024 inodes: the inode scan takes none of
+		// group 0 and pass 2's first unused inode wraps past them all.
+		dbgCase("bg0-itable-unused-past-ipg", "set_bg 0 itable_unused 8000"),
 		dbgCase("bg3-block-uninit-last", "set_bg 3 flags 2"),
 		noEffect("noeffect-bg1-flags-all-uninit", "set_bg 1 flags 7"),
 		msgOnly("bg0-block-uninit-used", "set_bg 0 flags 2"),

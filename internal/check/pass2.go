@@ -1028,7 +1028,9 @@ func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, 
 	ipg := f.InodesPerGroup
 	group := (target - 1) / ipg
 	gd := f.Group(group)
-	firstUnused := group*ipg + 1 + ipg - min(gd.ItableUnused(), ipg)
+	// In e2fsck's 32-bit arithmetic: a bg_itable_unused past the group's
+	// size wraps it to beyond every inode.
+	firstUnused := group*ipg + 1 + ipg - gd.ItableUnused()
 	p.Group = group
 	if c.skipUninit && gd.Flags()&ondisk.BgInodeUninit != 0 {
 		q := p
