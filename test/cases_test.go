@@ -1133,3 +1133,20 @@ func maskBackupKbytes(t *testing.T, img string, bs int) {
 		t.Fatal(err)
 	}
 }
+
+// rev0Cases set feature flags on a revision 0 filesystem: a writable
+// e2fsck asks to make it revision 1 (PR_0_FS_REV_LEVEL), -n does not.
+func rev0Cases() []dcase {
+	return []dcase{
+		doClean("rev0-compat-dir-index", func(c *cx) { c.ssvOr("feature_compat", offCompat, 0x20) }),
+		doClean("rev0-ro-compat-large-file", func(c *cx) { c.ssvOr("feature_ro_compat", offROCompat, 0x2) }),
+		doClean("rev0-incompat-filetype", func(c *cx) { c.ssvOr("feature_incompat", offIncompat, 0x2) }),
+		// Two groups: group 1 has its backup with sparse_super too.
+		doClean("rev0-ro-compat-sparse-super", func(c *cx) { c.ssvOr("feature_ro_compat", offROCompat, 0x1) }),
+		// resize_inode without reserved GDT blocks: the resize inode is
+		// invalid and re-created.
+		doMsgOnly("rev0-compat-resize-inode", func(c *cx) { c.ssvOr("feature_compat", offCompat, 0x10) }),
+		// Written raw: no debugfs, the write time unchanged.
+		doClean("rev0-raw-compat-ext-attr", func(c *cx) { c.write(1024+offCompat, le32(c.sbField(offCompat)|0x8)) }),
+	}
+}

@@ -70,6 +70,19 @@ const mib = 1 << 20
 // big directory that e2fsck -D turns into an htree.
 func stdTree(bigdir int, extra func(*testfs.Tree)) func(*testfs.Tree) {
 	return func(tr *testfs.Tree) {
+		plainTree(bigdir)(tr)
+		tr.Xattr("dir/file", "user.small", "hello")
+		tr.XattrSize("dir/file2", "user.big", 600)
+		if extra != nil {
+			extra(tr)
+		}
+	}
+}
+
+// plainTree is stdTree without the xattrs, for a filesystem without
+// features (revision 0); its big directory stays linear.
+func plainTree(bigdir int) func(*testfs.Tree) {
+	return func(tr *testfs.Tree) {
 		tr.File("dir/empty", 0)
 		tr.File("dir/small", 100)
 		tr.File("dir/file", 5000)
@@ -87,11 +100,6 @@ func stdTree(bigdir int, extra func(*testfs.Tree)) func(*testfs.Tree) {
 		tr.File("dir/two/bb", 10)
 		tr.Dir("emptydir")
 		tr.ManyFiles("dir/bigdir", bigdir)
-		tr.Xattr("dir/file", "user.small", "hello")
-		tr.XattrSize("dir/file2", "user.big", 600)
-		if extra != nil {
-			extra(tr)
-		}
 	}
 }
 
@@ -126,6 +134,7 @@ func fsDefs() []fsDef {
 		{"orphan", testfs.Spec{Size: 16 * mib, FSType: "ext4", BlockSize: 4096, Features: "orphan_file", ExtraArgs: g(1024), Populate: std, OptimizeDirs: true}},
 		{"mmp", testfs.Spec{Size: 16 * mib, FSType: "ext4", BlockSize: 4096, Features: "mmp", ExtraArgs: g(1024), Populate: std, OptimizeDirs: true}},
 		{"casefold", casefoldSpec(g(1024))},
+		{"rev0", testfs.Spec{Size: 16 * mib, FSType: "ext2", BlockSize: 1024, ExtraArgs: []string{"-r", "0"}, Populate: plainTree(600)}},
 	}
 }
 
@@ -247,6 +256,7 @@ func cases() []dcase {
 	add("orphan", orphanCases()...)
 	add("mmp", mmpCases()...)
 	add("casefold", casefoldCases()...)
+	add("rev0", rev0Cases()...)
 	return all
 }
 
