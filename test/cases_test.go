@@ -385,6 +385,9 @@ func ext4Cases() []dcase {
 		dbgCase("bg3-block-bitmap-zero", "set_bg 3 block_bitmap 0"),
 		dbgCase("bg0-inode-uninit", "set_bg 0 flags 1"),
 		dbgCase("bg0-itable-unused", "set_bg 0 itable_unused 1000"),
+		// Past the group's 1024 inodes: the inode scan takes none of
+		// group 0 and pass 2's first unused inode wraps past them all.
+		dbgCase("bg0-itable-unused-past-ipg", "set_bg 0 itable_unused 8000"),
 		dbgCase("bg3-block-uninit-last", "set_bg 3 flags 2"),
 		msgOnly("sb-min-extra-isize", "ssv min_extra_isize 1000"),
 		noEffect("noeffect-sb-state-errors", "ssv state 2"),
@@ -444,6 +447,9 @@ func uninitCases() []dcase {
 		dbgCase("bg1-csum", "set_bg 1 checksum 0x1234"),
 		dbgCase("bg0-inode-uninit", "set_bg 0 flags 1"),
 		dbgCase("bg0-itable-unused", "set_bg 0 itable_unused 1000"),
+		// Past the group's 1024 inodes: the inode scan takes none of
+		// group 0 and pass 2's first unused inode wraps past them all.
+		dbgCase("bg0-itable-unused-past-ipg", "set_bg 0 itable_unused 8000"),
 		dbgCase("bg3-block-uninit-last", "set_bg 3 flags 2"),
 		noEffect("noeffect-bg1-flags-all-uninit", "set_bg 1 flags 7"),
 		msgOnly("bg0-block-uninit-used", "set_bg 0 flags 2"),
@@ -473,6 +479,12 @@ func ext41kCases() []dcase {
 	cs := append(extentCases(), htreeRootCases()...)
 	return append(cs,
 		do("dirent-reclen-past-block", func(c *cx) { c.dirent("/dir/sub", 12+4, le16(2000)) }),
+		// Bytes flipped in the resize inode (inodes 5-8 are the second
+		// inode-table block), in i_block[2] and in i_generation: its
+		// checksum fails, so check_resize_inode's read does and the
+		// re-creation is due after pass 1 even read-only, where it fails.
+		do("resize-ino-csum-iblock", func(c *cx) { c.write(c.inodeOff("<7>")+0x30, le32(0xefbeadde)) }),
+		do("resize-ino-csum-generation", func(c *cx) { c.write(c.inodeOff("<7>")+0x64, le32(0xefbeadde)) }),
 		do("zap-dir-block-ff", func(c *cx) { c.dbgf("zap_block -p 0xff %d", c.data("/dir", 0)) }),
 		dbgCase("bg1-block-bitmap-zero", "set_bg 1 block_bitmap 0"),
 		dbgCase("sb-blocks-count-big", "ssv blocks_count 99999"),
@@ -1119,5 +1131,22 @@ func maskBackupKbytes(t *testing.T, img string, bs int) {
 	}
 	if err := os.WriteFile(img, data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// rev0Cases set feature flags on a revision 0 filesystem: a writable
+// e2fsck asks to make it revision 1 (PR_0_FS_REV_LEVEL), -n does not.
+func rev0Cases() []dcase {
+	return []dcase{
+		doClean("rev0-compat-dir-index", func(c *cx) { c.ssvOr("feature_compat", offCompat, 0x20) }),
+		doClean("rev0-ro-compat-large-file", func(c *cx) { c.ssvOr("feature_ro_compat", offROCompat, 0x2) }),
+		doClean("rev0-incompat-filetype", func(c *cx) { c.ssvOr("feature_incompat", offIncompat, 0x2) }),
+		// Two groups: group 1 has its backup with sparse_super too.
+		doClean("rev0-ro-compat-sparse-super", func(c *cx) { c.ssvOr("feature_ro_compat", offROCompat, 0x1) }),
+		// resize_inode without reserved GDT blocks: the resize inode is
+		// invalid and re-created.
+		doMsgOnly("rev0-compat-resize-inode", func(c *cx) { c.ssvOr("feature_compat", offCompat, 0x10) }),
+		// Written raw: no debugfs, the write time unchanged.
+		doClean("rev0-raw-compat-ext-attr", func(c *cx) { c.write(1024+offCompat, le32(c.sbField(offCompat)|0x8)) }),
 	}
 }

@@ -17,8 +17,11 @@ import (
 // The differential suite: build small images with mke2fs for many feature
 // sets, apply one corruption per case with debugfs or a raw write, run the
 // installed e2fsck -fn and gofsck -fn on the same image, and require the
-// same exit code and the same set of passes reporting problems. Cases where
-// gofsck is known to disagree are listed in testdata/known_differences.txt.
+// same exit code and the same set of passes reporting problems (cases where
+// gofsck is known to disagree are listed in testdata/known_differences.txt)
+// and, where those agree and e2fsck did not crash, the same transcript
+// (normalised as the -fy leg's: version banner, program name, clocks;
+// known differences in testdata/fn_transcript_known.txt).
 //
 //	go test ./test -run '^TestDifferential$'                 # all cases
 //	go test ./test -run 'Differential/case/ext4/'            # one feature set
@@ -40,6 +43,14 @@ const knownDiffPath = "testdata/known_differences.txt"
 const knownDiffHeader = `# Differential cases on which gofsck is allowed to disagree with e2fsck -fn.
 # One line per case: name<TAB>reason. The list may only shrink: the test
 # fails when a listed case agrees. Regenerate with
+#   go test ./test -run '^TestDifferential$' -update-known
+`
+
+const fnTextKnownPath = "testdata/fn_transcript_known.txt"
+
+const fnTextKnownHeader = `# Differential cases whose -fn verdict agrees with e2fsck's but whose -fn
+# transcript may differ (compared only where e2fsck did not crash). One
+# line per case: name<TAB>reason. The list may only shrink. Regenerate with
 #   go test ./test -run '^TestDifferential$' -update-known
 `
 
@@ -68,6 +79,19 @@ const mib = 1 << 20
 // big directory that e2fsck -D turns into an htree.
 func stdTree(bigdir int, extra func(*testfs.Tree)) func(*testfs.Tree) {
 	return func(tr *testfs.Tree) {
+		plainTree(bigdir)(tr)
+		tr.Xattr("dir/file", "user.small", "hello")
+		tr.XattrSize("dir/file2", "user.big", 600)
+		if extra != nil {
+			extra(tr)
+		}
+	}
+}
+
+// plainTree is stdTree without the xattrs, for a filesystem without
+// features (revision 0); its big directory stays linear.
+func plainTree(bigdir int) func(*testfs.Tree) {
+	return func(tr *testfs.Tree) {
 		tr.File("dir/empty", 0)
 		tr.File("dir/small", 100)
 		tr.File("dir/file", 5000)
@@ -85,11 +109,6 @@ func stdTree(bigdir int, extra func(*testfs.Tree)) func(*testfs.Tree) {
 		tr.File("dir/two/bb", 10)
 		tr.Dir("emptydir")
 		tr.ManyFiles("dir/bigdir", bigdir)
-		tr.Xattr("dir/file", "user.small", "hello")
-		tr.XattrSize("dir/file2", "user.big", 600)
-		if extra != nil {
-			extra(tr)
-		}
 	}
 }
 
@@ -124,6 +143,7 @@ func fsDefs() []fsDef {
 		{"orphan", testfs.Spec{Size: 16 * mib, FSType: "ext4", BlockSize: 4096, Features: "orphan_file", ExtraArgs: g(1024), Populate: std, OptimizeDirs: true}},
 		{"mmp", testfs.Spec{Size: 16 * mib, FSType: "ext4", BlockSize: 4096, Features: "mmp", ExtraArgs: g(1024), Populate: std, OptimizeDirs: true}},
 		{"casefold", casefoldSpec(g(1024))},
+		{"rev0", testfs.Spec{Size: 16 * mib, FSType: "ext2", BlockSize: 1024, ExtraArgs: []string{"-r", "0"}, Populate: plainTree(600)}},
 	}
 }
 
@@ -200,6 +220,9 @@ func generic(fs string) []dcase {
 		{name: "freei-file", do: func(c *cx) { c.dbg("freei /dir/small") }},
 		{name: "zap-htree-leaf", do: func(c *cx) { c.dbgf("zap_block -p 0 %d", c.data(htreeDir, 1)) }},
 		{name: "bg0-free-blocks", do: func(c *cx) { c.dbg("set_bg 0 free_blocks_count 3") }},
+		// The root's dx_root_info (reserved_zero to unused_flags) all 0x5a:
+		// PR_2_HTREE_BAD_ROOT prints check_dir_block's sticky pctx.dir.
+		{name: "htree-root-info-5a", do: func(c *cx) { c.dbgf("zap_block -f %s -o 24 -l 8 -p 0x5a 0", htreeDir) }},
 	}
 }
 
@@ -242,6 +265,7 @@ func cases() []dcase {
 	add("orphan", orphanCases()...)
 	add("mmp", mmpCases()...)
 	add("casefold", casefoldCases()...)
+	add("rev0", rev0Cases()...)
 	return all
 }
 
@@ -281,6 +305,7 @@ func TestDifferential(t *testing.T) {
 		all = short
 	}
 	known := loadKnown(t, knownDiffPath)
+	textKnown := loadKnown(t, fnTextKnownPath)
 	repairKnown := loadKnown(t, repairKnownPath)
 	preenKnown := loadKnown(t, preenKnownPath)
 
@@ -372,6 +397,15 @@ func TestDifferential(t *testing.T) {
 				reason := fmt.Sprintf("e2fsck %v; gofsck %v", ref, got)
 				detail := fmt.Sprintf("--- e2fsck -fn:\n%s--- gofsck -fn:\n%s", eout, gout)
 				known.record(t, dc.name, agree, reason, detail)
+				// Where the verdicts agree and e2fsck did not crash, the
+				// whole transcript, normalised as the -fy leg's.
+				tagree, treason := true, ""
+				if agree && !e2fsckCrashed(eout, eexit) {
+					if g, e := transcript(gout, img), transcript(eout, img); g != e {
+						tagree, treason = false, "-fn transcript differs: "+firstDiffLine(e, g)
+					}
+				}
+				textKnown.record(t, dc.name, tagree, treason, detail)
 
 				ragree, rreason, rdetail := repairLeg(t, img)
 				repairKnown.record(t, dc.name, ragree, rreason, rdetail)
@@ -384,8 +418,16 @@ func TestDifferential(t *testing.T) {
 		writeDiffReport(t, *diffReport, all, report)
 	}
 	known.finish(t, "differential", names, knownDiffHeader)
+	textKnown.finish(t, "-fn transcript", names, fnTextKnownHeader)
 	repairKnown.finish(t, "repair", names, repairKnownHeader)
 	preenKnown.finish(t, "preen", names, preenKnownHeader)
+}
+
+// e2fsckCrashed reports whether e2fsck died of a signal (its own handler
+// prints "Signal (N) SIG..." and exits 8), when its transcript is not one
+// to reproduce.
+func e2fsckCrashed(out string, exit int) bool {
+	return exit >= 128 || (exit == 8 && strings.Contains(out, "\nSignal ("))
 }
 
 func writeDiffReport(t *testing.T, path string, all []dcase, report map[string][2]result) {

@@ -768,6 +768,8 @@ restart:
 			fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
 		}
 		return st.ExitCode(end)
+	case errors.Is(err, check.ErrFatal):
+		return fatalExit(rep, end, name, stdout)
 	case errors.Is(err, check.ErrAborted):
 		return abortRun(o, rep, end, name, stdout, stderr, "aborted")
 	case err != nil:

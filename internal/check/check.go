@@ -238,6 +238,15 @@ type Checker struct {
 	quota *quotaState
 	// dx is the htree state of pass 2, by directory.
 	dx map[uint32]*dxDirState
+	// endFatal is set when an end-of-run check ended the run with a
+	// library error (Run returns ErrFatal).
+	endFatal bool
+	// pctxDir is check_dir_block's cd->pctx.dir, which only the end of
+	// an htree directory's block sets (to that directory) and which
+	// PR_2_HTREE_BAD_ROOT prints: the directory of the last htree block
+	// checked before, or 0. Shared by pass 2's shards; only the serial
+	// check and the replay touch it (workers record evPctxDir).
+	pctxDir *uint32
 	// p2blocks and p2refs are a pass-2 worker's per-block records and the
 	// inode references its entries make (applied by the replay).
 	p2blocks []p2Block
@@ -268,6 +277,11 @@ type Checker struct {
 
 // ErrAborted is returned when a fatal problem stopped the check.
 var ErrAborted = errors.New("check: aborted")
+
+// ErrFatal is returned when a library error after the passes (the
+// end-of-run checks, which e2fsck makes outside e2fsck_run) ended the
+// check: its fatal_error exits at once, without a second "aborted".
+var ErrFatal = errors.New("check: fatal error after the passes")
 
 // New prepares a check of f that reports to sink.
 func New(f *fs.FS, sink Sink, opt Options) *Checker {
@@ -318,6 +332,9 @@ func (c *Checker) Run(ctx context.Context) error {
 		c.progressDone(i + 1)
 	}
 	c.endOfRun()
+	if c.endFatal {
+		return ErrFatal
+	}
 	if c.sink.Aborted() || c.abort {
 		return ErrAborted
 	}

@@ -73,7 +73,7 @@ func (c *Checker) inodeAllocStats(ino uint32, inuse int, isDir bool) {
 	}
 	gd.SetFlags(gd.Flags() &^ ondisk.BgInodeUninit)
 	if f.GdtCsum {
-		firstUnused := ipg - min(gd.ItableUnused(), ipg) + g*ipg + 1
+		firstUnused := ipg - gd.ItableUnused() + g*ipg + 1 // ext2fs_inode_alloc_stats2's, wrapping
 		if ino >= firstUnused {
 			gd.SetItableUnused(g*ipg + ipg - ino)
 		}

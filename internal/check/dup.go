@@ -41,9 +41,7 @@ func (c *Checker) passDup() {
 			if gd.Flags()&ondisk.BgInodeUninit != 0 {
 				continue
 			}
-			if u := gd.ItableUnused(); u <= ipg {
-				limit = ipg - u
-			}
+			limit = ipg - min(gd.ItableUnused(), ipg) // as the inode scan
 		}
 		bufBlk := ^uint64(0)
 		for idx := uint32(1); idx <= limit; idx++ {

@@ -59,6 +59,12 @@ const (
 	evClearBad
 	// evUnsupported stops the run at a fix gofsck cannot make (p.Code).
 	evUnsupported
+	// evPctxDir: an htree directory block of ino was checked to its end,
+	// which sets check_dir_block's sticky pctx.dir (Checker.pctxDir).
+	evPctxDir
+	// evPctxDirFix: the next evFix prints the sticky pctx.dir as its Dir,
+	// which the worker did not know (set before its unit).
+	evPctxDirFix
 )
 
 // event is one recorded sink call or order-dependent decision.

@@ -91,9 +91,14 @@ func (c *Checker) checkInitOrphanFile() orphanState {
 	ino := c.sb.OrphanFileInum()
 	buf := make([]byte, f.InodeSize)
 	scratch := make([]byte, f.BlockSize)
-	if ino == 0 || ino > f.InodesCount || f.ReadInode(ino, buf, scratch) != nil {
-		// e2fsck_read_inode fails: "ext2fs_read_inode: Illegal inode
-		// number while reading inode N in orphan inode" and fatal_error.
+	if ino == 0 || ino > f.InodesCount {
+		// e2fsck_read_inode fails and calls fatal_error from main,
+		// outside e2fsck_run: the line, then the exit.
+		c.fatalError("ext2fs_read_inode: Illegal inode number while reading inode " + utoa(ino) + " in orphan inode\n")
+		c.endFatal = true
+		return orphanFatal
+	}
+	if f.ReadInode(ino, buf, scratch) != nil {
 		c.abort = true
 		return orphanFatal
 	}

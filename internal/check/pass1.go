@@ -155,7 +155,8 @@ func (c *Checker) usedInodeTable(g uint32) (uint64, uint64) {
 
 // usedInodes returns how many of group g's inodes pass 1 scans: all of
 // them, or with uninit_bg/metadata_csum those before bg_itable_unused
-// (none for an INODE_UNINIT group).
+// (none for an INODE_UNINIT group, or when bg_itable_unused is the
+// group's size or more).
 func (c *Checker) usedInodes(g uint32) uint32 {
 	ipg := c.fs.InodesPerGroup
 	if !c.skipUninit {
@@ -165,10 +166,8 @@ func (c *Checker) usedInodes(g uint32) uint32 {
 	if gd.Flags()&ondisk.BgInodeUninit != 0 {
 		return 0
 	}
-	if u := gd.ItableUnused(); u <= ipg {
-		return ipg - u
-	}
-	return ipg
+	// ext2fs_open_inode_scan: a count past the group leaves none.
+	return ipg - min(gd.ItableUnused(), ipg)
 }
 
 // scanGroup checks the used inodes of group g (a work unit).

@@ -20,6 +20,15 @@ func (c *Checker) endPass1() error {
 			c.recreateResizeInode()
 		}
 		release()
+	} else if !c.repairing() && c.repair.reloc.resize && !c.sink.Aborted() && !c.abort {
+		// Read-only, inode 7's checksum failed before pass 1 and nothing
+		// has rewritten it since: ext2fs_create_resize_inode's read of it
+		// fails.
+		c.repair.reloc.resize = false
+		if !c.fix(problem.Problem{Code: problem.PR_1_RESIZE_INODE_CREATE, Err: errInodeCsum}) {
+			c.abort = true
+			return nil
+		}
 	}
 	if (c.p1.restart || c.repair.reloc.restart && !c.abort) && c.repairing() && !c.sink.Aborted() {
 		// e2fsck re-creates a dropped journal before it restarts

@@ -98,6 +98,7 @@ func (c *Checker) pass2(ctx context.Context) error {
 		dx[d.ino] = st
 	}
 	c.dx = dx
+	c.pctxDir = new(uint32)
 	// e2fsck sorts the list with glibc's qsort (a merge sort) and
 	// comparisons that cast 64-bit differences to int: past 2^31 blocks
 	// apart they are no block order, and the result depends on the merge;
@@ -174,6 +175,7 @@ func (c *Checker) pass2Unit(list []dirBlock) {
 	}
 	w.c = c
 	w.csumIno = 0
+	w.pctxDir, w.pctxDirKnown = 0, false
 	defer func() { w.c = nil; dirPool.Put(w) }()
 	// Read the batch with one read per run of consecutive blocks.
 	need := len(list) * f.BlockSize
@@ -266,10 +268,15 @@ func (c *Checker) recheckDirBlock(db *dirBlock) {
 // replayEvents sends recorded events to the real sink and applies the
 // order-dependent decisions they carry.
 func (c *Checker) replayEvents(evs []event) {
+	pctxDirNext := false
 	for k := range evs {
 		ev := &evs[k]
 		switch ev.kind {
 		case evFix:
+			if pctxDirNext {
+				ev.p.Dir = *c.pctxDir
+				pctxDirNext = false
+			}
 			c.sink.Fix(ev.p)
 		case evHeader:
 			c.sink.Header(ev.p.Code)
@@ -301,6 +308,10 @@ func (c *Checker) replayEvents(evs []event) {
 			c.setRehash(ev.ino)
 		case evClearBad:
 			c.inodeBad.Clear(uint64(ev.ino))
+		case evPctxDir:
+			*c.pctxDir = ev.ino
+		case evPctxDirFix:
+			pctxDirNext = true
 		}
 		if c.sink.Aborted() {
 			return
@@ -369,6 +380,38 @@ type dirWorker struct {
 	// verified, csumBad the result.
 	csumIno uint32
 	csumBad bool
+	// pctxDir is check_dir_block's sticky pctx.dir as far as this unit
+	// knows it (pctxDirKnown: set by one of its blocks); see
+	// Checker.pctxDir.
+	pctxDir      uint32
+	pctxDirKnown bool
+}
+
+// stickyDir returns check_dir_block's pctx.dir for a problem about to be
+// raised. A worker that does not know it (no htree block of its unit has
+// set it yet) records that the replay fills it in.
+func (w *dirWorker) stickyDir() uint32 {
+	c := w.c
+	switch {
+	case !c.p2recording():
+		return *c.pctxDir
+	case w.pctxDirKnown:
+		return w.pctxDir
+	}
+	c.rec.record(event{kind: evPctxDirFix})
+	return 0
+}
+
+// setStickyDir is the end of an htree directory's block in check_dir_block
+// (cd->pctx.dir = cd->pctx.ino).
+func (w *dirWorker) setStickyDir(ino uint32) {
+	c := w.c
+	if !c.p2recording() {
+		*c.pctxDir = ino
+		return
+	}
+	w.pctxDir, w.pctxDirKnown = ino, true
+	c.rec.record(event{kind: evPctxDir, ino: ino})
 }
 
 // readInode reads an inode outside the pass-1 scan.
@@ -539,6 +582,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 				if root.ReservedZero != 0 || root.InfoLength < 8 || int(root.IndirectLevels) >= maxLevels {
 					q := base
 					q.Code = problem.PR_2_HTREE_BAD_ROOT
+					q.Dir = w.stickyDir()
 					if c.fix(q) {
 						if c.repairing() {
 							c.clearIndexFlag(ino)
@@ -740,6 +784,9 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 		if offset >= maxSize {
 			break
 		}
+	}
+	if dxb != nil {
+		w.setStickyDir(ino)
 	}
 	if dxb != nil && (dxb.typ == dxTypeRoot || dxb.typ == dxTypeNode) {
 		w.parseIntNode(db, dd, buf, failedCsum)
@@ -961,7 +1008,9 @@ func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, 
 	ipg := f.InodesPerGroup
 	group := (target - 1) / ipg
 	gd := f.Group(group)
-	firstUnused := group*ipg + 1 + ipg - min(gd.ItableUnused(), ipg)
+	// In e2fsck's 32-bit arithmetic: a bg_itable_unused past the group's
+	// size wraps it to beyond every inode.
+	firstUnused := group*ipg + 1 + ipg - gd.ItableUnused()
 	p.Group = group
 	if c.skipUninit && gd.Flags()&ondisk.BgInodeUninit != 0 {
 		q := p

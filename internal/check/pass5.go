@@ -89,11 +89,12 @@ func (c *Checker) loadBitmaps() *diskBitmaps {
 			}
 		}
 	}
-	if f.GdtCsum {
-		for g := uint32(0); g < f.Groups; g++ {
-			if f.Group(g).Flags()&ondisk.BgBlockUninit != 0 {
-				c.markUninitGroupBlocks(d.blocks, g)
-			}
+	// mark_uninit_bg_group_blocks does not look at the feature: a
+	// BLOCK_UNINIT flag left on without it (PR_0_GDT_UNINIT answered no)
+	// still has the group's own metadata marked over the bitmap read.
+	for g := uint32(0); g < f.Groups; g++ {
+		if f.Group(g).Flags()&ondisk.BgBlockUninit != 0 {
+			c.markUninitGroupBlocks(d.blocks, g)
 		}
 	}
 	return d

@@ -122,7 +122,16 @@ func (c *Checker) createResizeInode() string {
 		}
 	} else {
 		goal := sbBlk + f.DescBlocks + uint32(sb.ReservedGdtBlocks()) + 2 + f.InodeBlocksPerGroup
-		blk, ok := c.newBlock(uint64(goal))
+		// Through e2fsck's allocator: fs->block_map is marked only if
+		// something loaded it before (else pass 5 finds the block, as
+		// after a revision 0 superblock gained resize_inode).
+		var blk uint64
+		var ok bool
+		if c.libBlockMapUnloaded() {
+			blk, ok = c.unloadedAllocBlock(uint64(goal))
+		} else {
+			blk, ok = c.newBlock(uint64(goal))
+		}
 		if !ok {
 			return errBlockAllocFail
 		}
