@@ -77,3 +77,57 @@ func lostFoundNames(t *testing.T, img string) string {
 	sort.Strings(names)
 	return strings.Join(names, " ")
 }
+
+// TestRootNotDirDeepTree: the root becomes a regular file on an ext2
+// filesystem whose first directory holds a chain of 29 nested directories
+// (a file in each). Pass 1 clears the root, pass 3 recreates it and
+// reconnects every top-level directory; the message for a directory
+// checked after the chain names a path 30 components deep, longer than the
+// cache of directory names the path lookup keeps, so a name taken from a
+// cache entry must survive that entry being refilled by the lookup of its
+// parents. gofsck -fy must print e2fsck's transcript (-fn too, which
+// stops in pass 3), exit
+// the same and leave an image e2fsck -fn finds clean.
+func TestRootNotDirDeepTree(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	spec := testfs.Spec{FSType: "ext2", Size: 16 << 20, BlockSize: 1024, Populate: func(tr *testfs.Tree) {
+		p := "deep"
+		for i := 1; i <= 29; i++ {
+			p += fmt.Sprintf("/l%d", i)
+			tr.File(fmt.Sprintf("%s/f%d", p, i), 10)
+		}
+		tr.File("zz/y/q", 10)
+	}}
+	img := testfs.MkImage(t, spec)
+	testfs.Debugfs(t, img, "sif <2> mode 0100644")
+	for _, opt := range []string{"-fn", "-fy"} {
+		gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+		gout, gcode := runGofsck(opt, gimg)
+		eout, ecode := testfs.E2fsckInPlace(t, eimg, opt)
+		if opt == "-fy" && !strings.Contains(eout, "/l28)") {
+			t.Fatalf("%s: e2fsck names no deep path:\n%s", opt, eout)
+		}
+		if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode {
+			t.Errorf("%s: exit %d vs e2fsck %d; output differs:\n%s", opt, gcode, ecode, firstLineDiff(e, g))
+			continue
+		}
+		if opt == "-fy" {
+			if out, code := testfs.E2fsck(t, gimg, "-fn"); code != 0 {
+				t.Errorf("not clean after repair:\n%s", out)
+			}
+		}
+	}
+}
+
+// firstLineDiff shows where two transcripts part: the first line that
+// differs, with a few lines of context, from e2fsck's (want) and gofsck's.
+func firstLineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	i := 0
+	for i < len(w) && i < len(g) && w[i] == g[i] {
+		i++
+	}
+	from := max(0, i-3)
+	show := func(l []string) string { return strings.Join(l[min(from, len(l)):min(i+4, len(l))], "\n") }
+	return fmt.Sprintf("at line %d\n--- e2fsck\n%s\n--- gofsck\n%s", i+1, show(w), show(g))
+}
