@@ -206,6 +206,19 @@ func (c *Checker) pass1E() {
 	}
 }
 
+// RebuildQueue lists the inodes queued for pass 1E, for the run after a
+// restart (Options.Rebuild).
+func (c *Checker) RebuildQueue() []uint32 {
+	if c.p1.rebuild == nil {
+		return nil
+	}
+	var q []uint32
+	for ino := c.p1.rebuild.NextSet(1); ino <= uint64(c.fs.InodesCount); ino = c.p1.rebuild.NextSet(ino + 1) {
+		q = append(q, uint32(ino))
+	}
+	return q
+}
+
 // rebuildExtentsNow is e2fsck_rebuild_extents, what
 // e2fsck_rebuild_extents_later does once pass 1 is over: inode ino's
 // extent tree (or block map) is rebuilt at once. The caller reports an
