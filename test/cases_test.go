@@ -1,6 +1,7 @@
 package test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -227,6 +228,34 @@ func ext2Cases() []dcase {
 		// "Illegal indirect block found".
 		do("pass1b-dind-on-inode-bitmap", func(c *cx) { c.dbgf("sif /dir/file block[DIND] %d", c.group(0, "Inode bitmap")) }),
 		dbgCase("blk0-superblock", "sif /dir/file block[0] 1"),
+		// A sparse file becomes a directory: pass 2 allocates its holes,
+		// those past the direct blocks mapped in the existing indirect
+		// blocks (ext2fs_bmap2), and pass 3A's rehash frees them again.
+		dbgCase("sparse-file-to-dir", "sif /dir/sparse mode 040755"),
+		// The same with holes whose indirect block is missing (data only
+		// in block 0 and under the second indirect block of the doubly
+		// indirect one): their allocation fails, the block allocated
+		// for each stays marked in use.
+		do("sparse-file-to-dir-no-ind", func(c *cx) {
+			host := filepath.Join(c.t.TempDir(), "sp")
+			f, err := os.Create(host)
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			one := bytes.Repeat([]byte{1}, int(c.bs()))
+			_, err = f.WriteAt(one, 0)
+			if err == nil {
+				_, err = f.WriteAt(one, 600*c.bs())
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			c.dbgf("write %s /dir/sp600", host)
+			c.dbg("sif /dir/sp600 mode 040755")
+		}),
 		do("blk0-inode-table", func(c *cx) { c.dbgf("sif /dir/file block[0] %d", c.group(0, "Inode table")) }),
 		do("blk0-duplicate", func(c *cx) { c.dbgf("sif /dir/file2 block[0] %d", c.data("/dir/file", 0)) }),
 		dbgCase("ind-out-of-range", "sif /dir/big block[IND] 9999999"),
