@@ -82,34 +82,57 @@ func lostFoundNames(t *testing.T, img string) string {
 // with 1 KiB blocks, /lost+found's twelve direct blocks hold about a
 // thousand "#N" entries; more disconnected files make pass 4 expand it
 // past them, which needs an indirect block (e2fsck_expand_directory over
-// the library's iterator with BLOCK_FLAG_APPEND). gofsck -fy must print
-// e2fsck's transcript, exit the same, and leave the same image (only the
-// superblock's times differ), which e2fsck -fn finds clean.
+// the library's iterator with BLOCK_FLAG_APPEND). The same happens in pass
+// 3 when /lost+found is full (hard links with short names fill it) and a
+// directory is disconnected: e2fsck reports "Unconnected directory inode
+// 13 (was in /)", expands /lost+found and reconnects it. gofsck -fy must
+// print e2fsck's transcript, exit the same, and leave the same image (but
+// for the inode times each program stamps), which e2fsck -fn finds clean.
 func TestLostFoundGrowsThroughIndirectBlock(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
-	populate := func(tr *testfs.Tree) {
+	manyFiles := func(tr *testfs.Tree) {
 		for i := 0; i < 1300; i++ {
 			tr.File(fmt.Sprintf("d/f%04d", i), 10)
 		}
 	}
+	fullLPF := []string{}
+	for i := 0; i < 1100; i++ {
+		fullLPF = append(fullLPF, fmt.Sprintf("ln /f /lost+found/%x", 0x1000+i))
+	}
+	cases := []struct {
+		name     string
+		populate func(*testfs.Tree)
+		damage   []string
+		want     string // in e2fsck's transcript
+	}{
+		{"pass4-files", manyFiles, []string{"clri d"}, "No room in lost+found directory.  Expand? yes"},
+		{"pass3-dir", func(tr *testfs.Tree) {
+			tr.Dir("a")
+			tr.File("b/c", 10)
+			tr.File("f", 10)
+		}, append(fullLPF, "unlink /b"), "Unconnected directory inode 13 (was in /)\nConnect to /lost+found? yes\n\nNo room in lost+found directory.  Expand? yes"},
+	}
 	for _, fstype := range []string{"ext2", "ext3"} {
-		spec := testfs.Spec{FSType: fstype, Size: 8 << 20, BlockSize: 1024, Inodes: 2048, Populate: populate}
-		img := testfs.MkImage(t, spec)
-		testfs.Debugfs(t, img, "clri d")
-		gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
-		gout, gcode := runGofsck("-fy", gimg)
-		eout, ecode := testfs.E2fsckInPlace(t, eimg, "-fy")
-		if !strings.Contains(eout, "No room in lost+found directory.  Expand? yes") {
-			t.Fatalf("%s: e2fsck did not expand /lost+found:\n%s", fstype, eout)
+		for _, tc := range cases {
+			name := fstype + "/" + tc.name
+			spec := testfs.Spec{FSType: fstype, Size: 8 << 20, BlockSize: 1024, Inodes: 2048, Populate: tc.populate}
+			img := testfs.MkImage(t, spec)
+			testfs.Debugfs(t, img, tc.damage...)
+			gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+			gout, gcode := runGofsck("-fy", gimg)
+			eout, ecode := testfs.E2fsckInPlace(t, eimg, "-fy")
+			if !strings.Contains(eout, tc.want) {
+				t.Fatalf("%s: e2fsck did not expand /lost+found as expected:\n%s", name, eout)
+			}
+			if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode {
+				t.Errorf("%s: exit %d vs e2fsck %d; output differs:\n%s", name, gcode, ecode, firstLineDiff(e, g))
+				continue
+			}
+			if out, code := testfs.E2fsck(t, gimg, "-fn"); code != 0 {
+				t.Errorf("%s: not clean after repair:\n%s", name, out)
+			}
+			compareImagesButInodeTimes(t, name, gimg, eimg)
 		}
-		if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode {
-			t.Errorf("%s: exit %d vs e2fsck %d; output differs:\n%s", fstype, gcode, ecode, firstLineDiff(e, g))
-			continue
-		}
-		if out, code := testfs.E2fsck(t, gimg, "-fn"); code != 0 {
-			t.Errorf("%s: not clean after repair:\n%s", fstype, out)
-		}
-		compareImagesButInodeTimes(t, fstype, gimg, eimg)
 	}
 }
 
