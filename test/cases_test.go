@@ -1,6 +1,7 @@
 package test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -115,6 +116,15 @@ func (c *cx) fixInodeCsum(p string) {
 // dirent writes into the first block of directory p at byte offset off.
 func (c *cx) dirent(p string, off int64, v []byte) { c.write(c.dirOff(p, 0)+off, v) }
 
+// flip inverts n bytes at offset off of block b.
+func (c *cx) flip(b uint64, off int64, n int) {
+	v := c.read(c.blockOff(b)+off, n)
+	for i := range v {
+		v[i] ^= 0xff
+	}
+	c.writeBlock(b, off, v)
+}
+
 func u8(v byte) []byte { return []byte{v} }
 
 var le16, le32 = testfs.Le16, testfs.Le32
@@ -218,6 +228,34 @@ func ext2Cases() []dcase {
 		// "Illegal indirect block found".
 		do("pass1b-dind-on-inode-bitmap", func(c *cx) { c.dbgf("sif /dir/file block[DIND] %d", c.group(0, "Inode bitmap")) }),
 		dbgCase("blk0-superblock", "sif /dir/file block[0] 1"),
+		// A sparse file becomes a directory: pass 2 allocates its holes,
+		// those past the direct blocks mapped in the existing indirect
+		// blocks (ext2fs_bmap2), and pass 3A's rehash frees them again.
+		dbgCase("sparse-file-to-dir", "sif /dir/sparse mode 040755"),
+		// The same with holes whose indirect block is missing (data only
+		// in block 0 and under the second indirect block of the doubly
+		// indirect one): their allocation fails, the block allocated
+		// for each stays marked in use.
+		do("sparse-file-to-dir-no-ind", func(c *cx) {
+			host := filepath.Join(c.t.TempDir(), "sp")
+			f, err := os.Create(host)
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			one := bytes.Repeat([]byte{1}, int(c.bs()))
+			_, err = f.WriteAt(one, 0)
+			if err == nil {
+				_, err = f.WriteAt(one, 600*c.bs())
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			c.dbgf("write %s /dir/sp600", host)
+			c.dbg("sif /dir/sp600 mode 040755")
+		}),
 		do("blk0-inode-table", func(c *cx) { c.dbgf("sif /dir/file block[0] %d", c.group(0, "Inode table")) }),
 		do("blk0-duplicate", func(c *cx) { c.dbgf("sif /dir/file2 block[0] %d", c.data("/dir/file", 0)) }),
 		dbgCase("ind-out-of-range", "sif /dir/big block[IND] 9999999"),
@@ -328,6 +366,14 @@ func csumCases() []dcase {
 		dbgCase("sb-csum-type", "ssv checksum_type 7"),
 		do("dir-block-csum", func(c *cx) { c.dbgf("zap_block -o %d -l 1 -p 0x55 %d", c.bs()-1, c.data("/dir/sub", 0)) }),
 		do("etb-csum", func(c *cx) { c.dbgf("zap_block -b %d %d", 8*(c.bs()-2), c.etb("/dir/sparse")) }),
+		// Bytes flipped in the first extent of the tree block, which then
+		// fails its checksum too: the high half of its ee_block (the index
+		// above no longer matches; e2fsck asks nothing about the checksum,
+		// and its fix_parents cannot go back down into the block), and the
+		// top byte of its ee_start with the low byte of the second
+		// extent's ee_block (fix_parents then cannot find the extent).
+		do("etb-flip-first-lblk", func(c *cx) { c.flip(c.etb("/dir/sparse"), 14, 2) }),
+		do("etb-flip-first-pblk", func(c *cx) { c.flip(c.etb("/dir/sparse"), 23, 2) }),
 		do("htree-node-csum", func(c *cx) { c.dbgf("zap_block -b %d %d", 8*(c.bs()-2), c.data(htreeDir, 0)) }),
 		do("ea-block-csum", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file2"), 16, le32(0x12345678)) }),
 		dbgCase("sb-uuid", "ssv uuid 11111111-2222-3333-4444-555555555555"),
@@ -513,6 +559,11 @@ func bigallocCases() []dcase {
 		dbgCase("sb-clusters-per-group", "ssv clusters_per_group 1000"),
 		dbgCase("bg0-free-blocks-zero", "set_bg 0 free_blocks_count 0"),
 		do("etb-zap", func(c *cx) { c.dbgf("zap_block %d", c.etb("/dir/sparse")) }),
+		// The first extent's ee_start and the second's ee_block changed,
+		// and the block's checksum with them: pass 1's message about the
+		// checksum names the misaligned cluster's blocks, and pass 1B's
+		// walk stops at the step down into the block.
+		do("etb-flip-first-pblk", func(c *cx) { c.flip(c.etb("/dir/sparse"), 23, 2) }),
 		dbgCase("file-i-blocks-small", "sif /dir/file blocks 8"),
 		do("ea-refcount", func(c *cx) { c.writeBlock(c.eaBlock("/dir/file2"), 4, le32(7)) }),
 		do("bigalloc-cleared", func(c *cx) { c.ssvAndNot("feature_ro_compat", offROCompat, 0x200) }),
@@ -524,6 +575,15 @@ func bigallocCases() []dcase {
 
 func inlineCases() []dcase {
 	return []dcase{
+		// Two restarts: pass 1 clears a file whose first tree block
+		// cannot be fixed (its tree queued for pass 1E, which runs after
+		// the first restart), then pass 3 unlinks an inline /lost+found.
+		// Pass 1E's queue is emptied when it runs, so the run after the
+		// second restart has no pass 1E.
+		do("etb-flip-first-lblk-lpf-inline", func(c *cx) {
+			c.dbg("rmdir /lost+found", "mkdir /lost+found")
+			c.flip(c.etb("/dir/sparse"), 14, 2)
+		}),
 		noEffect("noeffect-inline-size-too-big", "sif /dir/small size 5000"),
 		dbgCase("inline-fl-cleared", "sif /dir/small flags 0"),
 		dbgCase("inline-ea-removed", "ea_rm /dir/small system.data"),

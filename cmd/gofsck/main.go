@@ -554,6 +554,8 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exi
 	// fixedEarlier: a run before a restart fixed a problem (e2fsck's
 	// E2F_FLAG_PROBLEMS_FIXED survives its restarts).
 	fixedEarlier := false
+	// rebuild: the inodes a run before a restart queued for pass 1E.
+	var rebuild []uint32
 	// mmp is the multi-mount protection of the run (mmp.go).
 	var mmp mmpRun
 	// undo is the run's undo file (-z), closed after the MMP block's last
@@ -611,6 +613,7 @@ restart:
 		copt.Passes = tm
 	}
 	copt.Force = o.force
+	copt.Rebuild = rebuild
 	copt.CheckEncoding = o.ext.checkEncoding
 	copt.Preen = o.preen
 	copt.OptimizeDirs = o.optimizeDirs
@@ -740,6 +743,7 @@ restart:
 		}
 		f = nf
 		fixedEarlier = fixedEarlier || rep.Status().Fixed
+		rebuild = chk.RebuildQueue()
 		goto restart
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {

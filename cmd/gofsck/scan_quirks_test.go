@@ -17,6 +17,7 @@ func TestScanQuirksMatchE2fsck(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
 	ext4 := testfs.Spec{FSType: "ext4", Size: 8 << 20, BlockSize: 1024, Populate: populateQuirks}
 	ext3 := testfs.Spec{FSType: "ext3", Size: 8 << 20, BlockSize: 1024, InodeSize: 128, Populate: populateQuirks}
+	sparse4k := testfs.Spec{FSType: "ext4", Size: 16 << 20, BlockSize: 4096, Populate: populateSparse}
 	cases := []struct {
 		name   string
 		spec   testfs.Spec
@@ -146,6 +147,22 @@ func TestScanQuirksMatchE2fsck(t *testing.T) {
 				testfs.WriteAt(t, img, 1024+0x78, []byte("a\rb\vc:d e\xcb\xed\x7f\x00"))
 				testfs.Debugfs(t, img, "sif /a/one links_count 3")
 			}, false, false},
+		// Bytes flipped in the first extent of a depth-1 tree's leaf,
+		// which then fails its checksum too. The high half of its
+		// ee_block: the index above no longer matches, and e2fsck, which
+		// asks for the level's information there, forgets the checksum
+		// error (-fn: no checksum question), while under -fy fix_parents
+		// cannot go back down into the block.
+		{"extent-leaf-flip-lblk", sparse4k, flipLeaf(14), false, false},
+		// The top byte of its ee_start and the low byte of the second
+		// extent's ee_block: under -fy fix_parents, after the first
+		// extent is cleared, cannot find the second one's block.
+		{"extent-leaf-flip-pblk", sparse4k, flipLeaf(23), false, false},
+		// The same on bigalloc: the checksum message names the blocks of
+		// the misaligned cluster report, physical as logical, and pass
+		// 1B's walk stops at the step down into the leaf.
+		{"extent-leaf-flip-pblk-bigalloc", testfs.Spec{FSType: "ext4", Size: 32 << 20, BlockSize: 4096,
+			Features: "bigalloc", ClusterSize: 16384, Populate: populateSparse}, flipLeaf(23), false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,6 +204,24 @@ func TestScanQuirksMatchE2fsck(t *testing.T) {
 func populateQuirks(tr *testfs.Tree) {
 	populate(tr)
 	tr.File("big", 400<<10)
+}
+
+// populateSparse is populate with a file of 128 one-block extents, which
+// need a tree block (depth 1) in 4 KiB blocks.
+func populateSparse(tr *testfs.Tree) {
+	populate(tr)
+	tr.Sparse("sparse", 1<<20, 1024, 8192)
+}
+
+// flipLeaf inverts two bytes at offset off of the extent tree block of
+// /sparse (populateSparse).
+func flipLeaf(off int64) func(t *testing.T, img string) {
+	return func(t *testing.T, img string) {
+		b := statBlockAfter(t, img, "/sparse", "(ETB0):")
+		at := int64(b)*4096 + off
+		v := testfs.ReadAt(t, img, at, 2)
+		testfs.WriteAt(t, img, at, []byte{v[0] ^ 0xff, v[1] ^ 0xff})
+	}
 }
 
 // statBlockAfter is the block number debugfs "stat" prints for file

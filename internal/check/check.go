@@ -89,6 +89,9 @@ type Options struct {
 	// writable run then clears the superblock's test_fs flag
 	// (PR_0_CLEAR_TESTFS_FLAG), as e2fsck does.
 	Ext4Available bool
+	// Rebuild are the inodes a run before a restart queued for pass 1E
+	// (RebuildQueue): e2fsck's inodes_to_rebuild survives its restarts.
+	Rebuild []uint32
 }
 
 // PassObserver is notified around each pass; names are e2fsck's timing

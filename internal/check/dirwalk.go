@@ -368,7 +368,9 @@ func (c *Checker) pathname(dir, ino uint32, depth int) (string, bool) {
 	if ino != 0 {
 		if nc.complete {
 			if v, found := nc.idx[ino]; found {
-				name = nc.arena[v>>8 : v>>8+v&0xFF]
+				// A copy: the lookup of the parents below may refill
+				// this cache entry (a path deeper than the cache).
+				name = append(name, nc.arena[v>>8:v>>8+v&0xFF]...)
 			}
 		} else {
 			c.iterateDirOpt(dir, true, func(e uint32, nm []byte) bool {

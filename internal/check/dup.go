@@ -126,7 +126,7 @@ func (c *Checker) passDup() {
 			}
 			var iterErr string
 			if c.hasValidBlocks(n) || ino == ondisk.BadBlocksIno {
-				iterErr = c.iterateBlocksErr(s, n, visit)
+				iterErr = c.iterateBlocksErr(s, ino, n, visit)
 			}
 			if c.sb.HasCompat(ondisk.CompatExtAttr) {
 				if acl := n.FileACL(c.sb.Is64bit()); acl != 0 {
@@ -269,12 +269,16 @@ func (c *Checker) reportDupRun(ino uint32, lo, hi uint64) {
 // blocks they map, data blocks with their logical number. Bounded by the
 // tree shapes the format allows.
 func (c *Checker) iterateBlocks(s *inodeScratch, n ondisk.Inode, visit func(b uint64, blockcnt int64)) {
-	c.iterateBlocksErr(s, n, visit)
+	c.iterateBlocksErr(s, 0, n, visit)
 }
 
 // iterateBlocksErr is iterateBlocks returning the error that
-// ext2fs_block_iterate3 returns for a block-mapped inode ("" for none).
-func (c *Checker) iterateBlocksErr(s *inodeScratch, n ondisk.Inode, visit func(b uint64, blockcnt int64)) string {
+// ext2fs_block_iterate3 returns ("" for none): a block-mapped inode's
+// mapping block out of range, or, given the inode's number (ino != 0) on
+// a metadata_csum filesystem, an extent block whose checksum does not
+// match (the library's step down into it fails, which ends the walk after
+// the index entry naming it).
+func (c *Checker) iterateBlocksErr(s *inodeScratch, ino uint32, n ondisk.Inode, visit func(b uint64, blockcnt int64)) string {
 	f := c.fs
 	if n.Flags()&ondisk.FlagExtents != 0 {
 		root := ondisk.ExtentHeader(n.IBlock())
@@ -286,9 +290,10 @@ func (c *Checker) iterateBlocksErr(s *inodeScratch, n ondisk.Inode, visit func(b
 		// starts before it (an overlap) has its physical start advanced
 		// by the overlap while its logical numbers still start at e_lblk.
 		var blockcnt uint64
+		var iterErr string
 		var walk func(h ondisk.ExtentHeader, level, depth int)
 		walk = func(h ondisk.ExtentHeader, level, depth int) {
-			for i := 0; i < int(h.Entries()); i++ {
+			for i := 0; i < int(h.Entries()) && iterErr == ""; i++ {
 				if level == depth {
 					e := h.Leaf(i)
 					lblk, l := uint64(e.Lblk), uint64(e.Len)
@@ -318,11 +323,17 @@ func (c *Checker) iterateBlocksErr(s *inodeScratch, n ondisk.Inode, visit func(b
 				if child.Verify() != nil || child.Entries() == 0 {
 					continue
 				}
+				if ino != 0 && f.MetadataCsum {
+					if sum, stored, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, ino, n.Generation()); !ok || sum != stored {
+						iterErr = "Extent block checksum does not match extent block"
+						return
+					}
+				}
 				walk(child, level+1, depth)
 			}
 		}
 		walk(root, 0, int(root.Depth()))
-		return ""
+		return iterErr
 	}
 	for i := 0; i < 12; i++ {
 		visit(uint64(n.Block(i)), int64(i))

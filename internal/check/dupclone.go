@@ -411,7 +411,7 @@ func (c *Checker) deleteDupFile(di *dupInode, clusters map[uint64]*dupCluster) {
 		curCluster = lc
 	}
 	if c.hasValidBlocks(n) {
-		if err := c.iterateBlocksErr(c.newScratch(), n, visit); err != "" {
+		if err := c.iterateBlocksErr(c.newScratch(), ino, n, visit); err != "" {
 			c.fix(problem.Problem{Code: problem.PR_1B_BLOCK_ITERATE, Ino: ino, Str: "delete_file", Err: err})
 		}
 	}

@@ -260,9 +260,16 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 				first = uint64(child.Idx(0).Lblk)
 			}
 			if first != lblk {
+				// e2fsck asks ext2fs_extent_get_info for the level here,
+				// which clears the checksum error the step down returned:
+				// the child is walked as if its checksum matched.
+				childCsumBad = false
 				x.cur[level+1] = 0
 				if c.fix(problem.Problem{Code: problem.PR_1_EXTENT_INDEX_START_INVALID, Ino: w.ino, Blk: lblk, Blk2: first, Num: uint64(level), Inode: c.inodeInfo(w.n)}) {
-					c.extentFixParents(x, level+1)
+					if err := c.extentFixParents(x, level+1); err != "" {
+						x.err, x.op, x.errBlk, x.errLblk = err, "ext2fs_extent_fix_parents", lblk, first
+						return
+					}
 				}
 			}
 			c.scanExtentNode(x, child, level+1, first, lastLblk, lastLblk+1, next, childCsumBad)
@@ -318,6 +325,10 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 				c.fix(problem.Problem{Code: problem.PR_1_MISALIGNED_CLUSTER, Ino: w.ino, Blk: lblk + k, Blk2: pblk + k})
 				c.markBlockUsed(pblk + k)
 				c.markBlockUsed(pblk + k)
+				// e2fsck sets these in the problem context it goes on
+				// with: a later message about this node (its checksum)
+				// names the logical block as the physical one and back.
+				p.Blk, p.Blk2 = lblk+k, pblk+k
 			}
 		}
 		var blk uint64
@@ -378,9 +389,16 @@ func (c *Checker) writeExtentNode(x *extentScan, l int) {
 // extentRemove is e2fsck's answer to a bad extent: ext2fs_extent_delete
 // then ext2fs_extent_fix_parents. It returns true when the node was
 // emptied and removed (its walk ends).
+//
+// When fix_parents fails (the handle cannot go back down past a node
+// whose checksum does not match), the walk stops with that error, as
+// scan_extent_node returns, and true is returned.
 func (c *Checker) extentRemove(x *extentScan, level, pos int) bool {
 	emptied := c.extentDelete(x, level, pos)
-	c.extentFixParents(x, x.hlevel)
+	if err := c.extentFixParents(x, x.hlevel); err != "" {
+		x.err, x.op, x.errBlk, x.errLblk = err, "ext2fs_extent_fix_parents", x.p.Blk, x.p.Blk2
+		return true
+	}
 	return emptied
 }
 
@@ -420,11 +438,13 @@ func (c *Checker) extentDelete(x *extentScan, l, pos int) bool {
 
 // extentFixParents is ext2fs_extent_fix_parents from the current entry of
 // node l: while that entry is the first of its node, the index above it
-// gets its logical start.
-func (c *Checker) extentFixParents(x *extentScan, l int) {
+// gets its logical start. The library then puts its handle back with
+// ext2fs_extent_goto2, whose error is returned ("" when none).
+func (c *Checker) extentFixParents(x *extentScan, l int) string {
 	if l < 0 || x.cur[l] < 0 || x.cur[l] >= int(x.node(l).Entries()) {
-		return
+		return "" // EXT2_ET_NO_CURRENT_NODE, which e2fsck ignores
 	}
+	top := l
 	start := binary.LittleEndian.Uint32(x.node(l)[ondisk.ExtentHeaderSize+x.cur[l]*ondisk.ExtentEntrySize:])
 	for l > 0 && x.cur[l] == 0 {
 		l--
@@ -434,6 +454,95 @@ func (c *Checker) extentFixParents(x *extentScan, l int) {
 		}
 		binary.LittleEndian.PutUint32(e, start)
 		c.writeExtentNode(x, l)
+	}
+	return c.extentGoto(x, top, uint64(start))
+}
+
+// extentGoto is ext2fs_extent_goto2(handle, height of level top, blk): from
+// the root, each index node is left through the last entry at or before
+// blk as the library scans them (the first entry when none is), every
+// block on the way read again from disk, and at level top an entry must
+// cover blk. It returns the library's error, "" when the entry is found.
+// A node whose checksum does not match fails the step down into it.
+func (c *Checker) extentGoto(x *extentScan, top int, blk uint64) string {
+	f := c.fs
+	const notFound = "Extent not found"
+	h := x.node(0)
+	end := (x.w.n.Size() + uint64(f.BlockSize) - 1) >> f.BlockBits // the root's end_blk
+	var path [maxScanDepth]uint64
+	for l := 0; ; l++ {
+		n := int(h.Entries())
+		if n == 0 {
+			return notFound
+		}
+		isLeaf := l == x.maxDepth
+		if l == top {
+			for i := 0; i < n; i++ {
+				var lblk, length uint64
+				if isLeaf {
+					e := h.Leaf(i)
+					lblk, length = uint64(e.Lblk), uint64(e.Len)
+				} else {
+					lblk = uint64(h.Idx(i).Lblk)
+					next := uint32(end)
+					if i+1 < n {
+						next = h.Idx(i + 1).Lblk
+					}
+					length = uint64(next - uint32(lblk))
+				}
+				if blk >= lblk && blk < lblk+length {
+					return ""
+				}
+				if blk < lblk {
+					return notFound
+				}
+			}
+			return notFound
+		}
+		if isLeaf || l+1 >= maxScanDepth {
+			return notFound
+		}
+		i := 0
+		for i+1 < n {
+			next := uint64(h.Idx(i + 1).Lblk)
+			if blk < next {
+				break
+			}
+			i++
+			if blk == next {
+				break
+			}
+		}
+		if i+1 < n {
+			end = uint64(h.Idx(i + 1).Lblk)
+		}
+		child := h.Idx(i).Leaf
+		for k := l; k >= 1; k-- {
+			if path[k] == child {
+				return "Found cyclic loop in extent tree"
+			}
+		}
+		path[l+1] = child
+		buf := make([]byte, f.BlockSize)
+		if child >= f.BlocksCount {
+			return "Attempt to read block from filesystem resulted in short read"
+		}
+		if err := f.ReadBlock(child, buf); err != nil {
+			return err.Error()
+		}
+		h = ondisk.ExtentHeader(buf)
+		if h.Verify() != nil {
+			return "Corrupt extent header"
+		}
+		if h.Entries() == 0 {
+			return "No 'down' extent"
+		}
+		if f.MetadataCsum {
+			sum, stored, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, x.w.ino, x.w.n.Generation())
+			if !ok || sum != stored || c.csumInodeRereadFails(x.s, x.w.ino) {
+				return "Extent block checksum does not match extent block"
+			}
+		}
 	}
 }
 

@@ -156,6 +156,11 @@ func (c *Checker) pass1RepairSetup() {
 		c.rehash = map[uint32]bool{}
 	}
 	c.p1.rebuild = newRebuildMap(uint64(c.fs.InodesCount) + 1)
+	for _, ino := range c.opt.Rebuild {
+		if ino <= c.fs.InodesCount {
+			c.p1.rebuild.Set(uint64(ino))
+		}
+	}
 	if !c.sb.HasCompat(ondisk.CompatDirIndex) {
 		return
 	}

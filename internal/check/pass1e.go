@@ -181,9 +181,15 @@ func (c *Checker) loadBlockMap(n ondisk.Inode, list []extSeg) ([]extSeg, uint64,
 	return list, freed, err
 }
 
-// pass1E rebuilds the queued extent trees (rebuild_extents).
+// pass1E rebuilds the queued extent trees (rebuild_extents). The queue is
+// emptied whether or not they are (rebuild_extents frees
+// inodes_to_rebuild), so a later restart carries nothing (RebuildQueue).
 func (c *Checker) pass1E() {
-	if c.p1.rebuild == nil || c.invalidBitmaps || !c.sb.HasIncompat(ondisk.IncompatExtents) {
+	if c.p1.rebuild == nil {
+		return
+	}
+	defer func() { c.p1.rebuild = newRebuildMap(uint64(c.fs.InodesCount) + 1) }()
+	if c.invalidBitmaps || !c.sb.HasIncompat(ondisk.IncompatExtents) {
 		return
 	}
 	if s, ok := c.sink.(interface{ Status() problem.Status }); ok && s.Status().Invalid {
@@ -204,6 +210,19 @@ func (c *Checker) pass1E() {
 			return
 		}
 	}
+}
+
+// RebuildQueue lists the inodes queued for pass 1E, for the run after a
+// restart (Options.Rebuild).
+func (c *Checker) RebuildQueue() []uint32 {
+	if c.p1.rebuild == nil {
+		return nil
+	}
+	var q []uint32
+	for ino := c.p1.rebuild.NextSet(1); ino <= uint64(c.fs.InodesCount); ino = c.p1.rebuild.NextSet(ino + 1) {
+		q = append(q, uint32(ino))
+	}
+	return q
 }
 
 // rebuildExtentsNow is e2fsck_rebuild_extents, what

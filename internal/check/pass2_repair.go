@@ -2,6 +2,7 @@ package check
 
 import (
 	"encoding/binary"
+	"errors"
 
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -332,13 +333,16 @@ func setInlineDataValue(n ondisk.Inode, v []byte) {
 // marked in the maps and bitmap without the group counts (pass 5 fixes
 // those, as after e2fsck), added to i_blocks and i_size and mapped in the
 // inode. data receives the new block. It returns false when the block
-// could not be mapped (the hole stays).
+// could not be mapped (the hole stays): in a block-mapped directory whose
+// indirect block on the way is missing, as e2fsck fails; in an extent
+// tree deeper than its root (a hole pass 1 would have closed under -y).
 func (w *dirWorker) allocateDirBlock(db *dirBlock, data []byte) (uint64, bool) {
 	c := w.c
 	f := c.fs
 	n := c.readFullInode(db.ino)
 	goal := c.inodeGoal(db.ino, n, db.lblk)
-	if !c.canMapDirBlock(n, db.lblk) {
+	mapped := n.Flags()&ondisk.FlagExtents == 0
+	if !mapped && !c.canMapDirBlock(n) {
 		return 0, false
 	}
 	blk, ok := c.allocBlock(goal)
@@ -362,9 +366,69 @@ func (w *dirWorker) allocateDirBlock(db *dirBlock, data []byte) (uint64, bool) {
 	if want := (uint64(db.lblk) + 1) * uint64(f.BlockSize); n.Size() < want {
 		n.SetSize(want)
 	}
+	if mapped {
+		// The inode is written first, then ext2fs_bmap2(BMAP_SET) maps
+		// the block, which fails when an indirect block on the way is
+		// missing (the block stays allocated, the hole unmapped).
+		c.writeInode(db.ino, n)
+		if err := c.bmapSet(db.ino, n, db.lblk, blk); err != nil {
+			c.fix(problem.Problem{Code: problem.PR_2_ALLOC_DIRBOCK, Ino: db.ino, Str: "ext2fs_block_iterate", Err: err.Error()})
+			return 0, false
+		}
+		return blk, true
+	}
 	c.mapDirBlock(n, db.lblk, blk)
 	c.writeInode(db.ino, n)
 	return blk, true
+}
+
+var errSetBmapNoInd = errors.New("Tried to set block bmap with missing indirect block")
+
+// bmapSet is ext2fs_bmap2(BMAP_SET) on a block-mapped inode: logical
+// block lblk of ino (n, in memory) becomes blk, in i_block (the inode is
+// then written) or in the indirect block that maps it, which must exist.
+func (c *Checker) bmapSet(ino uint32, n ondisk.Inode, lblk uint32, blk uint64) error {
+	f := c.fs
+	if lblk < 12 {
+		binary.LittleEndian.PutUint32(n[40+4*lblk:], uint32(blk))
+		c.writeInode(ino, n)
+		return nil
+	}
+	per := uint64(f.BlockSize / 4)
+	rest := uint64(lblk) - 12
+	// level 1: IND, 2: DIND, 3: TIND; span is what one slot of the top
+	// block maps.
+	level, span := 1, uint64(1)
+	for level <= 3 && rest >= span*per {
+		rest -= span * per
+		level++
+		span *= per
+	}
+	if level > 3 {
+		return errSetBmapNoInd
+	}
+	ind := uint64(n.Block(11 + level))
+	buf := make([]byte, f.BlockSize)
+	for {
+		if ind == 0 {
+			return errSetBmapNoInd
+		}
+		if ind >= f.BlocksCount {
+			return errors.New(errShortRead)
+		}
+		if err := f.ReadBlock(ind, buf); err != nil {
+			return err
+		}
+		slot := rest / span
+		if span == 1 {
+			binary.LittleEndian.PutUint32(buf[4*slot:], uint32(blk))
+			c.writeBlock(ind, buf)
+			return nil
+		}
+		ind = uint64(leU32(buf[4*slot:]))
+		rest %= span
+		span /= per
+	}
 }
 
 // inodeGoal is ext2fs_find_inode_goal.
@@ -392,24 +456,17 @@ func (c *Checker) inodeGoal(ino uint32, n ondisk.Inode, lblk uint32) uint64 {
 	return f.GroupFirstBlock(g)
 }
 
-// canMapDirBlock reports whether mapDirBlock can map logical block lblk:
-// a direct block pointer, or a depth-0 extent tree with room.
-func (c *Checker) canMapDirBlock(n ondisk.Inode, lblk uint32) bool {
-	if n.Flags()&ondisk.FlagExtents == 0 {
-		return lblk < 12
-	}
+// canMapDirBlock reports whether mapDirBlock can map a block of an
+// extent-mapped inode: a depth-0 tree.
+func (c *Checker) canMapDirBlock(n ondisk.Inode) bool {
 	h := ondisk.ExtentHeader(n.IBlock())
 	return h.Verify() == nil && h.Depth() == 0
 }
 
-// mapDirBlock is ext2fs_bmap2(BMAP_SET) for the shapes canMapDirBlock
-// accepts: the new block extends a neighbouring extent when contiguous,
-// else gets its own extent (when the root has room).
+// mapDirBlock is ext2fs_bmap2(BMAP_SET) for the extent trees
+// canMapDirBlock accepts: the new block extends a neighbouring extent
+// when contiguous, else gets its own extent (when the root has room).
 func (c *Checker) mapDirBlock(n ondisk.Inode, lblk uint32, blk uint64) {
-	if n.Flags()&ondisk.FlagExtents == 0 {
-		binary.LittleEndian.PutUint32(n[40+4*lblk:], uint32(blk))
-		return
-	}
 	ib := n.IBlock()
 	h := ondisk.ExtentHeader(ib)
 	ents := int(h.Entries())

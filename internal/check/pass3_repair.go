@@ -240,13 +240,14 @@ func (c *Checker) reconnectFile(ino uint32) bool {
 		if !c.fix(problem.Problem{Code: problem.PR_3_EXPAND_LF_DIR, Ino: ino}) {
 			return true
 		}
-		if err := c.expandDirectory(c.lpf); err != nil {
-			c.fix(problem.Problem{Code: problem.PR_3_CANT_EXPAND_LPF, Ino: ino, Err: err.Error()})
+		added, xerr := c.expandDirectory(c.lpf, false)
+		if xerr != nil {
+			c.fix(problem.Problem{Code: problem.PR_3_CANT_EXPAND_LPF, Ino: ino, Err: xerr.Error()})
 			return true
 		}
-		// e2fsck_expand_directory charges the new block to the quota
+		// e2fsck_expand_directory charges the new blocks to the quota
 		// (ext2fs_expand_dir, used for the root, does not).
-		c.chargeQuota(c.lpf, c.readFullInode(c.lpf), c.clusterBytes(), 0)
+		c.chargeQuota(c.lpf, c.readFullInode(c.lpf), uint64(added)*c.clusterBytes(), 0)
 		err = c.linkName(c.lpf, name, ino, ft, false)
 	}
 	if err != nil {
@@ -305,7 +306,7 @@ func (c *Checker) linkName(dir uint32, name string, ino uint32, ft uint8, expand
 		if !expand {
 			return errDirNoSpace
 		}
-		if err := c.expandDirectory(dir); err != nil {
+		if _, err := c.expandDirectory(dir, true); err != nil {
 			return err
 		}
 	}
@@ -391,90 +392,43 @@ func (c *Checker) unlinkName(dir uint32, name string, ino uint32) bool {
 	return false
 }
 
-// expandDirectory is e2fsck_expand_directory(ctx, dir, 1, 0): one new
-// empty block at the end of the directory. Block-mapped directories with
-// a free direct slot and extent directories whose root has room are
-// handled; other shapes report an error.
-func (c *Checker) expandDirectory(dir uint32) error {
+// expandDirectory is e2fsck_expand_directory(ctx, dir, 1, 0), or with lib
+// the library's ext2fs_expand_dir: one new empty block at the end of the
+// directory, mapped as the library's iterator with BLOCK_FLAG_APPEND maps
+// it (a hole among the blocks is filled first; indirect blocks are
+// allocated, extent nodes split, as needed). It returns how many blocks
+// were allocated, mapping blocks included.
+func (c *Checker) expandDirectory(dir uint32, lib bool) (int64, error) {
 	f := c.fs
 	n := c.readFullInode(dir)
-	if !n.IsDir() {
-		return errExpandDir
+	if n == nil || !n.IsDir() || n.Flags()&ondisk.FlagInlineData != 0 {
+		return 0, errExpandDir
 	}
-	var newBlk uint64
-	var lastBlock int64
+	es := &expandState{c: c, dir: dir, num: 1, lib: lib}
+	var err error
 	if n.Flags()&ondisk.FlagExtents != 0 {
-		h := ondisk.ExtentHeader(n.IBlock())
-		if h.Verify() != nil || h.Depth() != 0 {
-			return errExpandDir
-		}
-		ents := int(h.Entries())
-		var goal uint64
-		var next uint32
-		if ents > 0 {
-			e := h.Leaf(ents - 1)
-			goal = e.Pblk + uint64(e.Len) - 1
-			next = e.Lblk + e.Len
-		}
-		blk, ok := c.newBlock(goal)
-		if !ok {
-			return errNoFreeBlock
-		}
-		newBlk = blk
-		lastBlock = int64(next)
-		if ents > 0 {
-			e := h.Leaf(ents - 1)
-			if !e.Uninit && e.Pblk+uint64(e.Len) == blk && e.Len < 32768 {
-				binary.LittleEndian.PutUint16(n.IBlock()[12+(ents-1)*12+4:], uint16(e.Len+1))
-				goto written
-			}
-		}
-		if ents >= int(h.Max()) {
-			c.releaseBlock(blk)
-			return errExpandDir
-		}
-		{
-			e := n.IBlock()[12+ents*12:]
-			binary.LittleEndian.PutUint32(e[0:], next)
-			binary.LittleEndian.PutUint16(e[4:], 1)
-			binary.LittleEndian.PutUint16(e[6:], uint16(blk>>32))
-			binary.LittleEndian.PutUint32(e[8:], uint32(blk))
-			binary.LittleEndian.PutUint16(n.IBlock()[2:], uint16(ents+1))
-		}
-	written:
+		err = c.expandExtents(es, n, nil)
 	} else {
-		slot := -1
-		var goal uint64
-		for i := 0; i < 12; i++ {
-			if b := n.Block(i); b != 0 {
-				goal = uint64(b)
-				lastBlock = int64(i)
-				continue
-			}
-			slot = i
-			break
-		}
-		if slot < 0 {
-			return errExpandDir
-		}
-		blk, ok := c.newBlock(goal)
-		if !ok {
-			return errNoFreeBlock
-		}
-		newBlk = blk
-		binary.LittleEndian.PutUint32(n[40+4*slot:], uint32(blk))
-		lastBlock = int64(slot)
+		err = c.expandMapped(es, n)
 	}
-	if lastBlock > 0 {
-		c.writeDirBlock(newBlk, c.newDirBlock(0, 0), dir)
+	if err == nil {
+		err = es.err
+	}
+	if err == nil && lib && es.num != 0 {
+		err = errExpandDir
+	}
+	if err != nil {
+		return 0, err
+	}
+	if lib {
+		// ext2fs_expand_dir: one block more than i_size said.
+		n.SetSize(n.Size() + uint64(f.BlockSize))
 	} else {
-		c.writeBlock(newBlk, make([]byte, f.BlockSize))
+		n.SetSize(uint64(es.lastBlock+1) * uint64(f.BlockSize))
 	}
-	n.SetSize(uint64(lastBlock+1) * uint64(f.BlockSize))
-	blocks := uint64(n.BlocksLo()) | uint64(n.BlocksHi())<<32
-	n.SetBlocks(blocks + c.iblkOne())
+	c.iblkAdd(n, es.newBlocks)
 	c.writeInode(dir, n)
-	return nil
+	return es.newBlocks, nil
 }
 
 // adjustDotDot moves a '..' reference from old to parent, reporting an

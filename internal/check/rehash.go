@@ -556,10 +556,16 @@ type expandState struct {
 	c          *Checker
 	dir        uint32
 	guaranteed int64
-	newBlocks  int64
-	lastBlock  int64
-	lastBlk    uint64
-	err        error
+	// num is es.num: the iteration stops when it reaches 0 (each new
+	// directory block takes one off), so 0 (rehash's -1) never stops it.
+	num int
+	// lib is the library's expand_dir_proc (ext2fs_expand_dir): the goal
+	// follows data blocks only, where e2fsck's follows mapping blocks too.
+	lib       bool
+	newBlocks int64
+	lastBlock int64
+	lastBlk   uint64
+	err       error
 }
 
 // proc is expand_dir_proc: it returns the (possibly new) block, whether
@@ -574,7 +580,9 @@ func (es *expandState) proc(b uint64, blockcnt int64) (uint64, bool, bool) {
 		es.lastBlock = blockcnt
 	}
 	if b != 0 {
-		es.lastBlk = b
+		if !es.lib || blockcnt >= 0 {
+			es.lastBlk = b
+		}
 		return b, false, false
 	}
 	var nb uint64
@@ -590,16 +598,19 @@ func (es *expandState) proc(b uint64, blockcnt int64) (uint64, bool, bool) {
 		}
 		es.newBlocks++
 	}
-	es.lastBlk = nb
+	if !es.lib || blockcnt >= 0 {
+		es.lastBlk = nb
+	}
 	if blockcnt > 0 {
 		c.writeDirBlock(nb, c.newDirBlock(0, 0), es.dir)
+		es.num--
 	} else {
 		c.writeBlock(nb, make([]byte, f.BlockSize))
 	}
 	if cl := f.ClusterOf(nb); !c.blockFound.Test(cl) {
 		c.blockFound.Set(cl)
 	}
-	return nb, true, false
+	return nb, true, es.num == 0
 }
 
 // expandDirTo is e2fsck_expand_directory(ctx, dir, -1, num): holes and
