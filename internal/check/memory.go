@@ -117,9 +117,9 @@ func EstimateMemory(f *fs.FS, workers int) MemoryEstimate {
 		// used, and byte pages where counts other than 1 are (one per
 		// directory at most).
 		LinkCounts: 2 * (pageTable + table(n) + inodePages*mapPageBytes + min(dirs, pages)<<countPageBits),
-		Dirs:        dirs * (dirInfoBytes + dirBlockBytes),
-		Workers:     uint64(workers) * workerBlocks * uint64(f.BlockSize),
-		Runtime:     runtimeBytes,
+		Dirs:       dirs * (dirInfoBytes + dirBlockBytes),
+		Workers:    uint64(workers) * workerBlocks * uint64(f.BlockSize),
+		Runtime:    runtimeBytes,
 	}
 }
 
