@@ -426,6 +426,23 @@ func (b *Bitmap) NextSet(i uint64) uint64 {
 	return b.len
 }
 
+// firstInWords returns the first bit at or after off of a dense page
+// that is set in its word xor flip (flip 0: set bits; all ones: clear
+// bits), and whether there is one.
+func firstInWords(w *[pageWords]uint64, off, flip uint64) (uint64, bool) {
+	k := off >> 6
+	x := (w[k] ^ flip) >> (off & 63) << (off & 63)
+	for {
+		if x != 0 {
+			return k<<6 + uint64(bits.TrailingZeros64(x)), true
+		}
+		if k++; k == pageWords {
+			return 0, false
+		}
+		x = w[k] ^ flip
+	}
+}
+
 // nextSet returns the first set bit in [i, end), or end when none.
 func (b *Bitmap) nextSet(i, end uint64) uint64 {
 	for i < end {
@@ -436,16 +453,8 @@ func (b *Bitmap) nextSet(i, end uint64) uint64 {
 		switch {
 		case p == nil:
 		case p.w != nil:
-			k := off >> 6
-			w := p.w[k] >> (off & 63) << (off & 63)
-			for {
-				if w != 0 {
-					return min(base+k<<6+uint64(bits.TrailingZeros64(w)), end)
-				}
-				if k++; k == pageWords || base+k<<6 >= end {
-					break
-				}
-				w = p.w[k]
+			if at, ok := firstInWords(p.w, off, 0); ok {
+				return min(base+at, end)
 			}
 		default:
 			for _, r := range p.runs {
@@ -471,16 +480,8 @@ func (b *Bitmap) NextClear(i uint64) uint64 {
 		case p == nil:
 			return i
 		case p.w != nil:
-			k := off >> 6
-			w := ^p.w[k] >> (off & 63) << (off & 63)
-			for {
-				if w != 0 {
-					return min(base+k<<6+uint64(bits.TrailingZeros64(w)), b.len)
-				}
-				if k++; k == pageWords {
-					break
-				}
-				w = ^p.w[k]
+			if at, ok := firstInWords(p.w, off, ^uint64(0)); ok {
+				return min(base+at, b.len)
 			}
 		default:
 			pos := off
