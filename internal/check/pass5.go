@@ -449,8 +449,9 @@ func (c *Checker) checkBlockEnd(d *diskBitmaps) {
 // bitmapWindow is how many groups' bitmaps are read ahead at once: a
 // window's blocks are sorted, coalesced into runs (flex_bg keeps them
 // contiguous) and read by several goroutines, instead of one small read
-// per bitmap in group order.
-const bitmapWindow = 1024
+// per bitmap in group order. 256 groups hold up to 2 MiB of bitmaps at 4
+// KiB blocks, which the window keeps for the check's whole pass 5.
+const bitmapWindow = 256
 
 // bitmapReaders is how many bitmap reads a window keeps in flight at
 // least: on a big volume the initialised bitmaps are one block per flex
