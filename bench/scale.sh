@@ -124,6 +124,9 @@ runone() {
 	/usr/bin/time -v -o "$work/time" timeout -s KILL "$tmo" "$bin/iowrap" -o "$work/io" "${cmd[@]}" "$img" >"$work/out" 2>&1
 	rc=$?
 	t1=$EPOCHREALTIME
+	# The transcript without the version banner, for the "same output"
+	# column.
+	grep -v -e '^e2fsck [0-9]' -e '^gofsck [0-9]' -e 'Using EXT2FS Library' "$work/out" >"$out.transcript"
 	local cpu rss rchar
 	cpu=$(awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { printf "%.2f", u + s }' "$work/time")
 	rss=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time")
@@ -171,6 +174,8 @@ for name in "${names[@]}"; do
 		bad=$(awk '$5 != 0' "$work/$name.$p" | wc -l)
 		[ "$bad" -eq 0 ] || pnote+="$p exit $(awk '$5 != 0 { print $5; exit }' "$work/$name.$p") in $bad runs; "
 	done
+	same=no
+	cmp -s "$e.transcript" "$g.transcript" && same=yes
 	size=$(du -h --apparent-size "$img" | cut -f1)
 	used=$(dumpe2fs -h "$img" 2>/dev/null | awk -F: '/^Inode count/ { ic = $2 } /^Free inodes/ { fi = $2 } END { printf "%d", ic - fi }')
 	rows+=("| $name | $size | $used | $(median 1 "$e") |$prow $(median 1 "$g") | $ratio | $(awk '{ printf "%.0f", $1 / 1024 }' <<<"$(median 3 "$e")") | $(awk '{ printf "%.0f", $1 / 1024 }' <<<"$(median 3 "$g")") | $(awk '{ printf "%.0f", $1 / 1048576 }' <<<"$(median 4 "$e")") | $(awk '{ printf "%.0f", $1 / 1048576 }' <<<"$(median 4 "$g")") | ${pnote:-ok} |")
@@ -183,15 +188,15 @@ commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	echo "Latest \`bench/scale.sh\` run, $(date -u '+%Y-%m-%d %H:%M UTC'); repo at $commit; $(nproc) CPUs, $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo); images in $imgdir ($(findmnt -no FSTYPE -T "$imgdir" | head -1)); $(e2fsck -V 2>&1 | head -1); warm cache, $runs runs each, medians."
 	echo
 	if [ -n "$pfsck" ]; then
-		echo "| image | size | inodes used | e2fsck s | e2fsck -m 2 s | pfsck RSS MiB | gofsck s | ratio e2fsck/gofsck | e2fsck RSS MiB | gofsck RSS MiB | e2fsck read MiB | gofsck read MiB | notes |"
-		echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
+		echo "| image | size | inodes used | e2fsck s | e2fsck -m 2 s | pfsck RSS MiB | gofsck s | ratio e2fsck/gofsck | same output | e2fsck RSS MiB | gofsck RSS MiB | e2fsck read MiB | gofsck read MiB | notes |"
+		echo "|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|---|"
 	else
-		echo "| image | size | inodes used | e2fsck s | gofsck s | ratio e2fsck/gofsck | e2fsck RSS MiB | gofsck RSS MiB | e2fsck read MiB | gofsck read MiB | notes |"
-		echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|"
+		echo "| image | size | inodes used | e2fsck s | gofsck s | ratio e2fsck/gofsck | same output | e2fsck RSS MiB | gofsck RSS MiB | e2fsck read MiB | gofsck read MiB | notes |"
+		echo "|---|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|---|"
 	fi
 	printf '%s\n' "${rows[@]}"
 	echo
-	echo "ratio is the median of the per-run e2fsck/gofsck wall-time ratios; RSS is peak RSS from /usr/bin/time -v; read is rchar from /proc/PID/io (bench/iowrap)."
+	echo "ratio is the median of the per-run e2fsck/gofsck wall-time ratios; same output: the transcripts of the last runs are identical but for the version line; RSS is peak RSS from /usr/bin/time -v; read is rchar from /proc/PID/io (bench/iowrap)."
 } >"$work/results.md"
 cat "$work/results.md"
 cp "$work/results.md" "$results" && echo "scale.sh: wrote $results" >&2
