@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +15,9 @@ import (
 	"gofsck/internal/testfs"
 )
 
-// fcImage is a filesystem copied while mounted, whose fast-commit area
-// holds one fast commit (one block), with what the crafted journals need.
+// fcImage is a cleanly unmounted filesystem whose journal was made to
+// need recovery with nothing in its log but one fast commit (one block)
+// taken from the kernel, with what the crafted journals need.
 type fcImage struct {
 	path  string
 	off   int64  // byte offset of the first fast-commit block
@@ -50,16 +52,19 @@ var fcRootEdits = [...]struct {
 }
 
 // newFCImage builds the base image: /d with a file, a symlink and a
-// subdirectory committed in full, then /d/a written and fsynced (a fast
-// commit: inode, range, name, inode).
+// subdirectory, and /after, committed and unmounted (state A); then the
+// fast commit of /d/a written and fsynced on a second mount of A (inode,
+// range, name, inode).
 //
-// The image is copied while mounted, so what it holds depends on the
-// kernel's timing: a periodic commit of jbd2 after the fsync (a loaded
-// machine can take seconds to get there) makes the fast commit stale, and
-// the replay then ignores it. The remount's commit interval is 10
-// minutes, and the shape is checked against e2fsck itself: a fast commit
-// whose first record names inode 0 must make e2fsck's replay fail with
-// "Illegal inode number". An image without that shape is built again.
+// Only the fast-commit block is taken from the second mount: a copy taken
+// while mounted depends on the kernel's timing, since any full commit after
+// the fsync (a periodic commit, a sync(2) from any program on a loaded
+// machine) makes the fast commit stale and e2fsck then refuses the journal.
+// The base is A with its journal set to need recovery from a log that ends
+// at once, and that fast commit (its transaction renumbered to A's next)
+// in the fast-commit area: the same bytes on every run. The shape is
+// checked against e2fsck itself: a fast commit whose first record names
+// inode 0 must make e2fsck's replay fail with "Illegal inode number".
 func newFCImage(t *testing.T, features string) *fcImage {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
@@ -68,11 +73,13 @@ func newFCImage(t *testing.T, features string) *fcImage {
 			base := testfs.CopyImage(t, im.path)
 			testfs.WriteAt(t, base, im.off, im.block(im.inodeRec(t, im.file, 0)))
 			out, _ := testfs.E2fsckInPlace(t, base, "-fy")
-			if strings.Contains(out, "Illegal inode number") {
-				return im
+			if !strings.Contains(out, "Illegal inode number") {
+				t.Fatalf("fast-commit base image: e2fsck does not replay its fast commit:\n%s", out)
 			}
-			why = "e2fsck does not replay its fast commit:\n" + out
+			return im
 		}
+		// The kernel may write no fast commit at all (an fsync it
+		// judged ineligible commits in full): build again.
 		if attempt == 3 {
 			t.Fatalf("fast-commit base image, attempt %d: %s", attempt, why)
 		}
@@ -80,11 +87,13 @@ func newFCImage(t *testing.T, features string) *fcImage {
 	}
 }
 
-// buildFCImage makes one base image for newFCImage, or says why its
-// fast-commit area does not have the expected shape.
+// buildFCImage makes one base image for newFCImage, or says why the
+// kernel's fast commit does not have the expected shape.
 func buildFCImage(t *testing.T, features string) (*fcImage, string) {
 	t.Helper()
-	copyPath := filepath.Join(t.TempDir(), "fc-base.img")
+	dir := t.TempDir()
+	basePath := filepath.Join(dir, "fc-base.img")
+	mountedPath := filepath.Join(dir, "fc-mounted.img")
 	testfs.KernelImage(t, 32<<20, []string{"-t", "ext4", "-b", "1024", "-I", "256", "-O", features}, func(mnt string) {
 		d := filepath.Join(mnt, "d")
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -113,9 +122,19 @@ func buildFCImage(t *testing.T, features string) (*fcImage, string) {
 		// Unmounted, the htree roots are damaged; the kernel does not
 		// look at them again.
 		img := filepath.Join(filepath.Dir(mnt), "kernel.img")
-		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			t.Fatalf("umount: %v\n%s", err, out)
+		umount := func() {
+			t.Helper()
+			if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+				t.Fatalf("umount: %v\n%s", err, out)
+			}
 		}
+		mount := func() {
+			t.Helper()
+			if out, err := exec.Command("mount", "-o", "loop,commit=600", img, mnt).CombinedOutput(); err != nil {
+				t.Fatalf("mount: %v\n%s", err, out)
+			}
+		}
+		umount()
 		bs := testfs.BlockSize(t, img)
 		flags := binary.LittleEndian.Uint32(testfs.ReadAt(t, img, testfs.InodeOffset(t, img, "/d/sub")+0x20, 4))
 		testfs.Debugfs(t, img, fmt.Sprintf("set_inode_field /d/sub flags %#x", flags|0x40000000))
@@ -124,23 +143,55 @@ func buildFCImage(t *testing.T, features string) (*fcImage, string) {
 				testfs.WriteAt(t, img, int64(testfs.Bmap(t, img, fmt.Sprintf("/h%d", h), 0))*bs+int64(e.off), e.val)
 			}
 		}
-		if out, err := exec.Command("mount", "-o", "loop,commit=600", img, mnt).CombinedOutput(); err != nil {
-			t.Fatalf("mount: %v\n%s", err, out)
-		}
+		mount()
 		if err := os.WriteFile(filepath.Join(d, "after"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		umount()
+		copyImageFile(t, img, basePath)
+		// A transaction of the second mount is committed in full
+		// first: until then fast commits are ineligible, and the fsync
+		// of /d/a would commit in full.
+		mount()
+		if err := os.Chmod(filepath.Join(d, "after"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		syncFS(t, mnt)
 		writeSync(t, filepath.Join(d, "a"), 5000, false)
-		data, err := os.ReadFile(filepath.Join(filepath.Dir(mnt), "kernel.img"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(copyPath, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		copyImageFile(t, img, mountedPath)
 	})
-	im := &fcImage{path: copyPath, bs: int(testfs.BlockSize(t, copyPath))}
+	im, why := harvestFastCommit(t, mountedPath)
+	if why != "" {
+		return nil, why
+	}
+	copyPath := basePath
+	im.path = copyPath
+	sb := testfs.Superblock(t, copyPath)
+	im.nodes = uint32(atoi(t, sb["Inode count"]))
+	im.size = uint64(atoi(t, sb["Block count"]))
+	im.keep = testfs.Ino(t, copyPath, "/d/keep")
+	im.link = testfs.Ino(t, copyPath, "/d/link")
+	im.sub = testfs.Ino(t, copyPath, "/d/sub")
+	for h := range im.htree {
+		im.htree[h] = testfs.Ino(t, copyPath, fmt.Sprintf("/h%d", h))
+		if !strings.Contains(testfs.Stat(t, copyPath, fmt.Sprintf("/h%d", h)), "Flags: 0x81000") {
+			t.Fatalf("/h%d is not indexed:\n%s", h, testfs.Stat(t, copyPath, fmt.Sprintf("/h%d", h)))
+		}
+	}
+	// The journal last, so that debugfs above reads A as it is.
+	im.off, im.tid = needRecoveryFromFastCommit(t, copyPath)
+	binary.LittleEndian.PutUint32(im.head[8:], im.tid)
+	testfs.WriteAt(t, copyPath, im.off, im.block(im.recs...))
+	return im, ""
+}
+
+// harvestFastCommit reads the first fast-commit block of an image copied
+// while mounted: its HEAD record, the records before its TAIL and the
+// tail's transaction. why says what is missing when it does not hold one
+// fast commit creating a file.
+func harvestFastCommit(t *testing.T, copyPath string) (im *fcImage, why string) {
+	t.Helper()
+	im = &fcImage{bs: int(testfs.BlockSize(t, copyPath))}
 	jsb := testfs.ReadAt(t, copyPath, int64(testfs.Bmap(t, copyPath, "<8>", 0))*int64(im.bs), 1024)
 	maxLen := binary.BigEndian.Uint32(jsb[0x10:])
 	numFC := binary.BigEndian.Uint32(jsb[0x54:])
@@ -177,19 +228,48 @@ func buildFCImage(t *testing.T, features string) (*fcImage, string) {
 	if im.head == nil || tail < 0 || im.file == 0 {
 		return nil, fmt.Sprintf("no single-block fast commit creating a file: % x", b[:64])
 	}
-	sb := testfs.Superblock(t, copyPath)
-	im.nodes = uint32(atoi(t, sb["Inode count"]))
-	im.size = uint64(atoi(t, sb["Block count"]))
-	im.keep = testfs.Ino(t, copyPath, "/d/keep")
-	im.link = testfs.Ino(t, copyPath, "/d/link")
-	im.sub = testfs.Ino(t, copyPath, "/d/sub")
-	for h := range im.htree {
-		im.htree[h] = testfs.Ino(t, copyPath, fmt.Sprintf("/h%d", h))
-		if !strings.Contains(testfs.Stat(t, copyPath, fmt.Sprintf("/h%d", h)), "Flags: 0x81000") {
-			t.Fatalf("/h%d is not indexed:\n%s", h, testfs.Stat(t, copyPath, fmt.Sprintf("/h%d", h)))
-		}
-	}
+	im.head = append([]byte(nil), im.head...)
 	return im, ""
+}
+
+// needRecoveryFromFastCommit makes the cleanly unmounted image at path
+// need recovery from a journal whose log ends at its first block (which
+// holds a block of an older transaction, or nothing) and whose fast-commit
+// area then holds the fast commit of transaction s_sequence: the journal
+// superblock's s_start is set to s_first and its FAST_COMMIT feature on,
+// with its checksum, and the filesystem's needs_recovery feature on, with
+// the superblock's checksum. It returns the byte offset of the first
+// fast-commit block and the transaction it must carry.
+func needRecoveryFromFastCommit(t *testing.T, path string) (off int64, tid uint32) {
+	t.Helper()
+	bs := int64(testfs.BlockSize(t, path))
+	jsbOff := int64(testfs.Bmap(t, path, "<8>", 0)) * bs
+	jsb := testfs.ReadAt(t, path, jsbOff, 1024)
+	if binary.BigEndian.Uint32(jsb[0x1C:]) != 0 {
+		t.Fatalf("%s: the journal of the unmounted image needs recovery already (s_start %d)", path, binary.BigEndian.Uint32(jsb[0x1C:]))
+	}
+	maxLen := binary.BigEndian.Uint32(jsb[0x10:])
+	numFC := binary.BigEndian.Uint32(jsb[0x54:])
+	if numFC == 0 {
+		numFC = 256
+	}
+	tid = binary.BigEndian.Uint32(jsb[0x18:])
+	copy(jsb[0x1C:], jsb[0x14:0x18]) // s_start = s_first
+	incompat := binary.BigEndian.Uint32(jsb[0x28:]) | 0x20
+	binary.BigEndian.PutUint32(jsb[0x28:], incompat)
+	if incompat&(0x8|0x10) != 0 { // checksum v2 or v3
+		binary.BigEndian.PutUint32(jsb[0xFC:], 0)
+		binary.BigEndian.PutUint32(jsb[0xFC:], ^crc32.Checksum(jsb, crc32.MakeTable(crc32.Castagnoli)))
+	}
+	testfs.WriteAt(t, path, jsbOff, jsb)
+
+	sb := testfs.ReadAt(t, path, 1024, 1024)
+	binary.LittleEndian.PutUint32(sb[0x60:], binary.LittleEndian.Uint32(sb[0x60:])|0x4) // RECOVER
+	if binary.LittleEndian.Uint32(sb[0x64:])&0x400 != 0 {                               // metadata_csum
+		binary.LittleEndian.PutUint32(sb[0x3FC:], ^crc32.Checksum(sb[:0x3FC], crc32.MakeTable(crc32.Castagnoli)))
+	}
+	testfs.WriteAt(t, path, 1024, sb)
+	return int64(testfs.Bmap(t, path, "<8>", uint64(maxLen-numFC+1))) * bs, tid
 }
 
 func atoi(t *testing.T, s string) int {
@@ -452,5 +532,17 @@ func TestFastCommitMutatedRecordsMatchE2fsck(t *testing.T) {
 	t.Logf("%d mutations compared with e2fsck, %d refused", compared, refused)
 	if compared < 100 {
 		t.Errorf("only %d of 200 mutations replayed", compared)
+	}
+}
+
+// copyImageFile copies the image file at src to dst.
+func copyImageFile(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

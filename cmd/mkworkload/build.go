@@ -143,7 +143,9 @@ func build(ctx context.Context, cfg *config, log io.Writer) (sum *summary, err e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	unix.Sync()
+	if err := syncMount(mnt); err != nil {
+		return nil, err
+	}
 	popTime := time.Since(popStart)
 	maxExt, maxPath, err := measureExtents(ctx, e)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"sync"
@@ -72,6 +73,22 @@ const (
 	offFmCount       = 24         // fm_extent_count
 	offFePhysical    = 8          // fe_physical
 )
+
+// syncMount commits the filesystem mounted at mnt with syncfs(2). A
+// global sync(2) would commit every mounted filesystem on the machine,
+// including ones that other programs (and tests) build with a fast
+// commit still pending, and make those commits stale.
+func syncMount(mnt string) error {
+	fd, err := unix.Open(mnt, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", mnt, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Syncfs(fd); err != nil {
+		return fmt.Errorf("syncfs %s: %w", mnt, err)
+	}
+	return nil
+}
 
 // fiemap asks the kernel for fd's extent map. With want == 0 it only counts
 // extents; otherwise it returns the physical byte offset of the first one

@@ -373,7 +373,9 @@ func populateFragAged(ctx context.Context, e *env) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	unix.Sync()
+	if err := syncMount(e.root); err != nil {
+		return err
+	}
 
 	// 2. Find where each file starts on disk and delete every other one
 	// in physical order, leaving holes between the survivors.
@@ -425,7 +427,9 @@ func populateFragAged(ctx context.Context, e *env) error {
 		return err
 	}
 	// Freed blocks are reusable only once the deleting transaction commits.
-	unix.Sync()
+	if err := syncMount(e.root); err != nil {
+		return err
+	}
 
 	// 3. Grow the big files round-robin in 1 MiB steps until the
 	// filesystem is full; each step lands in many scattered holes.
