@@ -13,6 +13,10 @@ type extendedOptions struct {
 	// prefetch=N: work units whose reads are hinted ahead of the workers
 	// (0: the default, two per worker; -1 after prefetch=0: none).
 	prefetch int
+	// ioDepth is io_depth=N: reads the device's read-ahead keeps in
+	// flight (0: chosen for the device; -1 after io_depth=0: kernel
+	// read-ahead hints only).
+	ioDepth int
 	trace    string // trace=FILE: record every device read to FILE (iotrace format)
 	json     string // json=FILE: write a JSON report of the run (docs/json-report.md)
 	// noOptimizeExtents is no_optimize_extents (optimize_extents clears
@@ -56,6 +60,7 @@ is set off by an equals ('=') sign.  Valid extended options are:
 	check_encoding
 	threads=<number of workers (gofsck)>
 	prefetch=<work units read ahead of the workers, 0 for none (gofsck)>
+	io_depth=<reads kept in flight ahead of the workers, 1 for a disk that takes one at a time, 0 for kernel read-ahead only (gofsck)>
 	trace=<file to record the I/O of the check in (gofsck)>
 	json=<file to write a JSON report of the check to (gofsck)>
 	no_speculation (gofsck: repairs run passes 1 and 2 serially only)
@@ -90,6 +95,16 @@ func parseExtended(list []string, stderr io.Writer) (extendedOptions, int, bool)
 			x.prefetch = n
 			if n == 0 {
 				x.prefetch = -1
+			}
+		case "io_depth":
+			n, err := strconv.Atoi(val)
+			if !hasVal || err != nil || n < 0 || n > 1024 {
+				fmt.Fprintf(stderr, "Invalid io_depth parameter: %s\n", val)
+				return x, 1, false
+			}
+			x.ioDepth = n
+			if n == 0 {
+				x.ioDepth = -1
 			}
 		case "trace":
 			if !hasVal || val == "" {

@@ -84,6 +84,9 @@ type options struct {
 	extJournal *extJournal
 	// bb holds -c, -k, -l and -L (badblocks.go).
 	bb badBlocksOpts
+	// ra is the read-ahead openFS set up on the device (nil without
+	// one, with io_depth=0).
+	ra *readaheadRun
 }
 
 const optSpec = "panyrcdfktvDFVb:B:l:L:C:j:E:z:I:P:N:"
@@ -315,6 +318,7 @@ func openFS(o *options, stdout, stderr io.Writer) (blockdev.Device, *fs.FS, int)
 		}
 		return nil, nil, problem.ExitError
 	}
+	o.ra = startReadahead(o, file)
 	dev, err := faultyFromEnv(file)
 	if err != nil {
 		file.Close()
@@ -599,6 +603,9 @@ restart:
 		ropt.CanFix = check.CanFix
 	}
 	copt := check.Options{ReadOnly: ov == nil, Now: time.Now(), ExternalJournal: jx.pathOr(o.journal), JournalDev: jx.journalDevice(), JournalHint: jx.journalHint(), Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch, NoOptimizeExtents: o.ext.noOptimizeExtents, ConvertBmap: o.ext.bmap2extent, FixesOnly: o.ext.fixesOnly, NoSpeculation: o.ext.noSpeculation, Ext4Available: ov != nil && kernelHasExt4()}
+	if o.ra != nil {
+		copt.PrefetchBytes = o.ra.window()
+	}
 	estimate := check.EstimateMemory(f, o.ext.threads)
 	budget := memoryBudget(o)
 	if overBudget(o, estimate, budget, name, stderr) {
@@ -610,6 +617,7 @@ restart:
 	if o.timing > 0 {
 		tm = newTimer(stdout, dev, o.timing > 1)
 		tm.estimate = estimate
+		tm.ra = o.ra
 		copt.Passes = tm
 	}
 	copt.Force = o.force

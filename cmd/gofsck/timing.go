@@ -45,6 +45,9 @@ type timer struct {
 	// estimate, printed before pass 1, is what the check's large
 	// structures will take (e2fsck prints no such line).
 	estimate check.MemoryEstimate
+	// ra, when set, adds the read-ahead's plan before pass 1 and what it
+	// did to the totals (e2fsck prints no such lines).
+	ra *readaheadRun
 }
 
 func newTimer(out io.Writer, dev blockdev.Device, perPass bool) *timer {
@@ -60,6 +63,9 @@ func (t *timer) PassStart(name string) {
 		fmt.Fprintf(t.out, "Memory estimate: %dk (descriptors %dk, inode maps %dk, block maps %dk, pass 5 maps %dk, link counts %dk, directories %dk, worker buffers %dk, runtime %dk)\n",
 			kb(e.Total()), kb(e.Descriptors), kb(e.InodeMaps), kb(e.BlockMaps), kb(e.Pass5Maps), kb(e.LinkCounts), kb(e.Dirs), kb(e.Workers), kb(e.Runtime))
 	}
+	if name == "Pass 1" && t.ra != nil {
+		fmt.Fprintf(t.out, "Read-ahead: %s\n", t.ra.plan)
+	}
 	t.pass = snapshot(t.dev)
 	if t.perPass && name == "Pass 3" {
 		t.report("Peak memory: ", t.start, false)
@@ -74,7 +80,12 @@ func (t *timer) PassEnd(name string) {
 }
 
 // total prints the unlabelled totals.
-func (t *timer) total() { t.report("", t.start, true) }
+func (t *timer) total() {
+	t.report("", t.start, true)
+	if t.ra != nil {
+		fmt.Fprintf(t.out, "Read-ahead: %s\n", t.ra.done())
+	}
+}
 
 // report prints the memory/time line and, when io, the I/O line. Memory
 // is the Go heap as e2fsck prints malloc statistics: "arena/mmap

@@ -53,6 +53,9 @@ type File struct {
 	size     int64
 	readOnly bool
 	counters
+	// ra, when set (SetReadahead), serves Prefetch with reads of its
+	// own instead of kernel hints.
+	ra *readahead
 }
 
 // OpenError says why a device could not be opened; Kind lets the command
@@ -157,8 +160,13 @@ func (d *File) Size() int64 { return d.size }
 // Stats returns the I/O counters.
 func (d *File) Stats() Stats { return d.counters.stats() }
 
-// Close closes the device.
-func (d *File) Close() error { return d.f.Close() }
+// Close stops the read-ahead and closes the device.
+func (d *File) Close() error {
+	if d.ra != nil {
+		d.ra.close()
+	}
+	return d.f.Close()
+}
 
 // Sync makes the writes so far durable (fsync; for a block device it also
 // flushes the device's write cache).
@@ -223,10 +231,17 @@ type Prefetcher interface {
 	Prefetch(off, n int64)
 }
 
-// Prefetch asks the kernel to read [off, off+n) ahead (POSIX_FADV_WILLNEED).
-// It returns at once; errors are ignored since it is only a hint.
+// Prefetch starts reading [off, off+n) in the background: with the
+// read-ahead SetReadahead configures, or else by asking the kernel to read
+// it ahead (POSIX_FADV_WILLNEED). It returns at once; errors are ignored
+// since it is only a hint.
 func (d *File) Prefetch(off, n int64) {
-	if n <= 0 {
+	if n <= 0 || off < 0 || off >= d.size {
+		return
+	}
+	n = min(n, d.size-off)
+	if d.ra != nil {
+		d.ra.add(off, n)
 		return
 	}
 	const fadvWillNeed = 3 // POSIX_FADV_WILLNEED

@@ -68,6 +68,11 @@ type Options struct {
 	// engine hints their reads to the kernel (0: two per worker; negative:
 	// no hints). It sets the depth of the read queue the device sees.
 	PrefetchUnits int
+	// PrefetchBytes, when PrefetchUnits is 0, makes the engine hint
+	// more units, until this many bytes are hinted ahead of the workers
+	// (see hintWindow): a device's read-ahead sized for many reads in
+	// flight needs that much ahead of it.
+	PrefetchBytes int64
 	// Passes, when set, is told when each pass starts and ends (for -t).
 	Passes PassObserver
 	// Progress, when set, is told how far each pass has come (for -C).

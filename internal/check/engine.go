@@ -219,17 +219,16 @@ func (c *Checker) shard(rec *recSink) *Checker {
 // prefetch, when not nil, is called for units ahead of the ones being
 // worked on, to start their reads in the background: the device then has
 // many requests in flight while the workers stay one per CPU.
-func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int), work func(i int, w *Checker), replay func(i int, w *Checker) bool) error {
+func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int) int64, work func(i int, w *Checker), replay func(i int, w *Checker) bool) error {
 	if c.opt.PrefetchUnits < 0 {
 		prefetch = nil
 	}
-	ahead := func(i int) {
-		if prefetch != nil && i < n {
-			prefetch(i)
-		}
-	}
 	a := c.answerer()
 	nw := c.workers()
+	hints := &hintWindow{n: n, prefetch: prefetch, dist: 2 * nw, window: c.opt.PrefetchBytes}
+	if c.opt.PrefetchUnits > 0 {
+		hints.dist, hints.window = c.opt.PrefetchUnits, 0
+	}
 	// Only a read-only check, or a speculative pass (speculate.go), may
 	// run in parallel: with "yes" answers some fixes change what later
 	// units see.
@@ -239,11 +238,7 @@ func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int), wor
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if i == 0 {
-				ahead(0)
-				ahead(1)
-			}
-			ahead(i + 2)
+			hints.dispatch(i)
 			rec := &recSink{direct: c.sink}
 			w := c.shard(rec)
 			work(i, w)
@@ -290,26 +285,16 @@ func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int), wor
 		}()
 	}
 	wg.Add(1)
-	dist := 2 * nw
-	switch {
-	case c.opt.PrefetchUnits > 0:
-		dist = c.opt.PrefetchUnits
-	case c.opt.PrefetchUnits < 0:
-		dist = 0
-	}
 	go func() {
 		defer wg.Done()
 		defer close(next)
-		for i := 0; i < dist; i++ {
-			ahead(i)
-		}
 		for i := 0; i < n; i++ {
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
 				return
 			}
-			ahead(i + dist)
+			hints.dispatch(i)
 			select {
 			case next <- i:
 			case <-ctx.Done():
@@ -346,6 +331,50 @@ func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int), wor
 		err = &InternalError{Val: internal}
 	}
 	return err
+}
+
+// hintWindow decides which units' reads runUnits hints ahead of the
+// workers: the units up to dist past the one dispatched, and with a
+// window, more until window bytes are hinted for units not yet
+// dispatched (so that a device's read-ahead has reads to keep in flight
+// whatever the units' sizes). prefetch hints unit i's reads and returns
+// their size in bytes.
+type hintWindow struct {
+	n, dist  int
+	window   int64
+	prefetch func(i int) int64
+	next     int     // the next unit to hint
+	sizes    []int64 // bytes hinted for the units from first to next
+	first    int
+	pending  int64 // sum of sizes
+}
+
+// maxUnitsAhead bounds how far the window hints past the unit
+// dispatched, whatever the units' sizes.
+const maxUnitsAhead = 1 << 12
+
+// dispatch is called before unit i goes to a worker, for i = 0, 1, ...
+// in turn.
+func (h *hintWindow) dispatch(i int) {
+	if h.prefetch == nil {
+		return
+	}
+	for h.first <= i && len(h.sizes) > 0 {
+		h.pending -= h.sizes[0]
+		h.sizes = h.sizes[1:]
+		h.first++
+	}
+	if h.first <= i {
+		h.first = i + 1
+	}
+	for h.next < h.n && (h.next <= i+h.dist || h.window > 0 && h.pending < h.window && h.next <= i+maxUnitsAhead) {
+		b := h.prefetch(h.next)
+		if h.next > i {
+			h.sizes = append(h.sizes, b)
+			h.pending += b
+		}
+		h.next++
+	}
 }
 
 // InternalError is a bug caught at a worker boundary: the check stops with

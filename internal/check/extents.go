@@ -123,6 +123,11 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 			l.max--
 		}
 	}
+	if !isLeaf && level > 0 && c.opt.PrefetchBytes > 0 {
+		// The root's children were hinted with its inode's chunk
+		// (hintInodeChildren).
+		hintExtentChildren(f, h)
+	}
 	p := &x.p
 	pos := 0 // the entry examined; a deletion moves the next one here
 	for step := 0; step < entries; step, pos = step+1, pos+1 {

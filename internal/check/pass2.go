@@ -109,9 +109,10 @@ func (c *Checker) pass2(ctx context.Context) error {
 	units := (len(c.dblist) + unitBlocks - 1) / unitBlocks
 	nblocks := uint64(len(c.dblist))
 	c.progress(2, 0, nblocks)
-	err := c.runUnits(ctx, units, func(i int) {
+	err := c.runUnits(ctx, units, func(i int) int64 {
 		lo := i * unitBlocks
 		list := c.dblist[lo:min(lo+unitBlocks, len(c.dblist))]
+		bytes := int64(len(list)) << f.BlockBits
 		for k := 0; k < len(list); {
 			j := k + 1
 			for j < len(list) && list[j].blk != 0 && list[j].blk == list[j-1].blk+1 {
@@ -122,6 +123,7 @@ func (c *Checker) pass2(ctx context.Context) error {
 			}
 			k = j
 		}
+		return bytes
 	}, func(i int, w *Checker) {
 		lo := i * unitBlocks
 		w.pass2Unit(c.dblist[lo:min(lo+unitBlocks, len(c.dblist))])

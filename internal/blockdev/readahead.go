@@ -1,0 +1,253 @@
+package blockdev
+
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// ReadaheadMode is how a File's read-ahead orders and sizes its reads.
+type ReadaheadMode int
+
+const (
+	// Parallel is for a device that serves many requests at once (SSDs,
+	// arrays, network storage): hinted ranges are read in the order they
+	// were hinted, many at a time.
+	Parallel ReadaheadMode = iota
+	// Serial is for a device that serves one request at a time (a disk
+	// with one command queued, a rotational disk): pending ranges are
+	// read in ascending order, neighbours merged into large reads.
+	Serial
+)
+
+func (m ReadaheadMode) String() string {
+	if m == Serial {
+		return "serial"
+	}
+	return "parallel"
+}
+
+// ReadaheadStats says what a File's read-ahead did.
+type ReadaheadStats struct {
+	Reads, Bytes uint64
+	// Dropped counts hinted ranges left unread: the queue was full, or
+	// the device was closed first.
+	Dropped uint64
+	// Busy is the sum of the reads' durations; divided by the time the
+	// read-ahead ran, it is the average number of reads in flight.
+	Busy time.Duration
+}
+
+// Readahead limits: a queue longer than maxQueue spans drops new hints
+// (they are only hints), and a read is never larger than maxReadahead.
+const (
+	maxQueue     = 1 << 16
+	maxReadahead = 4 << 20
+)
+
+// raSpan is a byte range to read ahead.
+type raSpan struct{ off, n int64 }
+
+func (s raSpan) end() int64 { return s.off + s.n }
+
+// readahead keeps up to depth reads in flight on a file so that the
+// kernel's page cache holds the ranges the checker hinted at by the time
+// it reads them (posix_fadvise's WILLNEED leaves the depth to the kernel,
+// which on some devices keeps one or two reads in flight).
+//
+// Its workers pread each range into one shared scratch buffer and drop
+// the bytes: the cache is the kernel's, bounded and evicted by the
+// kernel, and the checker's own reads stay ordinary preads. What the
+// checker reads, and so everything it prints, does not depend on what
+// was read ahead or when; only how long its reads wait does.
+type readahead struct {
+	f       *os.File
+	depth   int
+	maxRead int64
+	mode    ReadaheadMode
+
+	mu      sync.Mutex
+	cond    sync.Cond
+	queue   []raSpan // FIFO from head (Parallel); unordered (Serial)
+	head    int
+	cursor  int64 // Serial: the elevator's position
+	closed  bool
+	started bool
+	wg      sync.WaitGroup
+	scratch []byte // shared by the workers; its contents are never read
+
+	reads, bytes, dropped atomic.Uint64
+	busy                  atomic.Int64
+}
+
+// SetReadahead makes Prefetch keep up to depth reads of at most maxRead
+// bytes in flight, ordered for mode; depth 0 goes back to kernel
+// read-ahead hints (posix_fadvise). It must be called before the first
+// Prefetch.
+func (d *File) SetReadahead(depth int, maxRead int64, mode ReadaheadMode) {
+	if depth <= 0 {
+		d.ra = nil
+		return
+	}
+	maxRead = min(max(maxRead, 4096), maxReadahead)
+	d.ra = &readahead{f: d.f, depth: depth, maxRead: maxRead, mode: mode}
+	d.ra.cond.L = &d.ra.mu
+}
+
+// ReadaheadStats returns what the read-ahead did so far (zero without
+// one).
+func (d *File) ReadaheadStats() ReadaheadStats {
+	r := d.ra
+	if r == nil {
+		return ReadaheadStats{}
+	}
+	return ReadaheadStats{Reads: r.reads.Load(), Bytes: r.bytes.Load(), Dropped: r.dropped.Load(), Busy: time.Duration(r.busy.Load())}
+}
+
+// add queues [off, off+n), split into reads of at most maxRead bytes and
+// merged with the last queued range when they touch or the gap between
+// them is small: one request for the merged range costs less than two
+// when at least a quarter of it is wanted (xfs_repair's rule).
+func (r *readahead) add(off, n int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		r.dropped.Add(1)
+		return
+	}
+	if !r.started {
+		r.started = true
+		r.scratch = make([]byte, r.maxRead)
+		r.wg.Add(r.depth)
+		for i := 0; i < r.depth; i++ {
+			go r.worker()
+		}
+	}
+	for n > 0 {
+		k := min(n, r.maxRead)
+		s := raSpan{off, k}
+		off, n = off+k, n-k
+		if last := len(r.queue) - 1; last >= r.head {
+			t := &r.queue[last]
+			if s.off >= t.off && s.end() <= t.end() {
+				continue // already queued
+			}
+			if s.off >= t.off && s.end()-t.off <= r.maxRead && 4*(t.n+s.n) >= s.end()-t.off {
+				t.n = s.end() - t.off
+				continue
+			}
+		}
+		if len(r.queue)-r.head >= maxQueue {
+			r.dropped.Add(1)
+			continue
+		}
+		if r.head > 0 && r.head == len(r.queue) {
+			r.queue, r.head = r.queue[:0], 0
+		}
+		r.queue = append(r.queue, s)
+		r.cond.Signal()
+	}
+}
+
+// next returns the next range to read, waiting for one; false once the
+// read-ahead is closed.
+func (r *readahead) next() (raSpan, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for !r.closed && r.head == len(r.queue) {
+		r.cond.Wait()
+	}
+	if r.closed {
+		return raSpan{}, false
+	}
+	if r.mode == Parallel {
+		s := r.queue[r.head]
+		r.head++
+		return s, true
+	}
+	return r.nextAscending(), true
+}
+
+// nextAscending takes the pending range at or after the cursor with the
+// lowest offset (wrapping to the lowest of all), and merges into it the
+// pending ranges that follow it within maxRead while at least a quarter of
+// the merged read is wanted. Called with mu held and the queue not empty;
+// the queue is at most maxQueue long and a serial device's reads are slow,
+// so the linear scans cost nothing that shows.
+func (r *readahead) nextAscending() raSpan {
+	pending := r.queue[r.head:]
+	best := -1
+	for i, s := range pending {
+		if s.off >= r.cursor && (best < 0 || s.off < pending[best].off) {
+			best = i
+		}
+	}
+	if best < 0 {
+		for i, s := range pending {
+			if best < 0 || s.off < pending[best].off {
+				best = i
+			}
+		}
+	}
+	s := pending[best]
+	pending[best] = pending[len(pending)-1]
+	pending = pending[:len(pending)-1]
+	wanted := s.n
+	for merged := true; merged; {
+		merged = false
+		for i := 0; i < len(pending); i++ {
+			t := pending[i]
+			if t.off < s.off || t.end()-s.off > r.maxRead {
+				continue
+			}
+			end := max(s.end(), t.end())
+			if 4*(wanted+t.n) < end-s.off {
+				continue
+			}
+			s.n, wanted = end-s.off, wanted+t.n
+			pending[i] = pending[len(pending)-1]
+			pending = pending[:len(pending)-1]
+			i--
+			merged = true
+		}
+	}
+	r.queue = r.queue[:r.head+len(pending)]
+	r.cursor = s.end()
+	return s
+}
+
+// worker reads ranges until the read-ahead is closed. Errors are ignored:
+// the checker's own read of the range meets them and reports them.
+func (r *readahead) worker() {
+	defer r.wg.Done()
+	for {
+		s, ok := r.next()
+		if !ok {
+			return
+		}
+		t := time.Now()
+		// A raw pread: the workers share the buffer and never read it,
+		// and os.File.ReadAt would report their overlapping writes to
+		// the race detector.
+		n, _, errno := syscall.Syscall6(syscall.SYS_PREAD64, r.f.Fd(), uintptr(unsafe.Pointer(&r.scratch[0])), uintptr(s.n), uintptr(s.off), 0, 0)
+		r.busy.Add(int64(time.Since(t)))
+		r.reads.Add(1)
+		if errno == 0 {
+			r.bytes.Add(uint64(n))
+		}
+	}
+}
+
+// close drops the pending ranges and waits for the reads in flight.
+func (r *readahead) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.dropped.Add(uint64(len(r.queue) - r.head))
+	r.queue, r.head = nil, 0
+	r.cond.Broadcast()
+	r.mu.Unlock()
+	r.wg.Wait()
+}
