@@ -43,7 +43,13 @@ func queueInfo(sysroot string, maj, min uint64) QueueInfo {
 	dir := filepath.Join(sysroot, "dev", "block", fmt.Sprintf("%d:%d", maj, min))
 	q := filepath.Join(dir, "queue")
 	if _, err := os.Stat(q); err != nil {
-		q = filepath.Join(dir, "..", "queue")
+		// A partition: its directory (a link resolved first, since
+		// Join cleans ".." lexically) sits in its disk's.
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			return QueueInfo{}
+		}
+		q = filepath.Join(filepath.Dir(real), "queue")
 		if _, err := os.Stat(q); err != nil {
 			return QueueInfo{}
 		}
