@@ -17,8 +17,8 @@ type extendedOptions struct {
 	// flight (0: chosen for the device; -1 after io_depth=0: kernel
 	// read-ahead hints only).
 	ioDepth int
-	trace    string // trace=FILE: record every device read to FILE (iotrace format)
-	json     string // json=FILE: write a JSON report of the run (docs/json-report.md)
+	trace   string // trace=FILE: record every device read to FILE (iotrace format)
+	json    string // json=FILE: write a JSON report of the run (docs/json-report.md)
 	// noOptimizeExtents is no_optimize_extents (optimize_extents clears
 	// it): pass 1 does not offer to rebuild extent trees.
 	noOptimizeExtents bool
