@@ -39,7 +39,7 @@ type raPlan blockdev.ReadaheadPlan
 
 func (p raPlan) String() string {
 	s := fmt.Sprintf("%d reads of up to %dk in flight, %s (%s", p.Depth, p.MaxRead>>10, p.Mode, p.Source)
-	if p.Source == "measured" {
+	if p.Probe.One > 0 {
 		s += fmt.Sprintf(": one read %s, 8 at once %s each (median)", p.Probe.One.Round(time.Microsecond), p.Probe.Many.Round(time.Microsecond))
 	}
 	return s + ")"

@@ -159,9 +159,9 @@ type ReadaheadPlan struct {
 }
 
 // PlanReadahead chooses the read-ahead for the device. depth > 0 is the
-// caller's choice (1 means a serial device). Otherwise sysfs decides for a
-// block device (a rotational disk is serial), and for an image file, or a
-// device sysfs knows nothing of, Probe measures it.
+// caller's choice (1 means a serial device). Otherwise a block device that
+// sysfs says is not rotational is parallel; a rotational one, an image
+// file or a device sysfs knows nothing of is measured (Probe).
 func (d *File) PlanReadahead(depth int) ReadaheadPlan {
 	q := d.Queue()
 	limit := func(n int64) int64 {
@@ -184,12 +184,16 @@ func (d *File) PlanReadahead(depth int) ReadaheadPlan {
 		return serial(ReadaheadPlan{Source: "io_depth"})
 	case depth > 1:
 		return parallel(ReadaheadPlan{Source: "io_depth"}, depth)
-	case q.Known && q.Rotational:
-		return serial(ReadaheadPlan{Source: "sysfs"})
-	case q.Known:
+	case q.Known && !q.Rotational:
 		return parallel(ReadaheadPlan{Source: "sysfs"}, DefaultReadaheadDepth)
 	}
+	// A rotational disk is measured too: virtual machines' disks say
+	// rotational whatever serves them, and an array of disks serves many
+	// reads at once.
 	p := ReadaheadPlan{Source: "measured", Probe: d.Probe()}
+	if q.Rotational {
+		p.Source = "sysfs: rotational, measured"
+	}
 	if p.Probe.Serial() {
 		return serial(p)
 	}
