@@ -248,4 +248,23 @@ func (d *File) Prefetch(off, n int64) {
 	syscall.Syscall6(syscall.SYS_FADVISE64, d.f.Fd(), uintptr(off), uintptr(n), fadvWillNeed, 0, 0)
 }
 
-var _ Prefetcher = (*File)(nil)
+// LaterPrefetcher is implemented by devices that can read ranges for a
+// later pass in the background, behind the ranges Prefetch asked for.
+type LaterPrefetcher interface {
+	PrefetchLater(off, n int64)
+}
+
+// PrefetchLater is Prefetch for what a later pass will read: with a
+// read-ahead, it is read only when nothing Prefetch asked for is
+// waiting; without one it does nothing (kernel hints have no priority).
+func (d *File) PrefetchLater(off, n int64) {
+	if d.ra == nil || n <= 0 || off < 0 || off >= d.size {
+		return
+	}
+	d.ra.addLater(off, min(n, d.size-off))
+}
+
+var (
+	_ Prefetcher      = (*File)(nil)
+	_ LaterPrefetcher = (*File)(nil)
+)

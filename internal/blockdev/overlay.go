@@ -119,6 +119,13 @@ func (o *Overlay) Prefetch(off, n int64) {
 	}
 }
 
+// PrefetchLater forwards later-pass hints to the base device.
+func (o *Overlay) PrefetchLater(off, n int64) {
+	if p, ok := o.Base.(LaterPrefetcher); ok {
+		p.PrefetchLater(off, n)
+	}
+}
+
 // Dirty reports whether any write is pending.
 func (o *Overlay) Dirty() bool { return o.dirty.Load() }
 

@@ -69,15 +69,24 @@ type readahead struct {
 	maxRead int64
 	mode    ReadaheadMode
 
-	mu      sync.Mutex
-	cond    sync.Cond
-	queue   []raSpan // FIFO from head (Parallel); unordered (Serial)
-	head    int
-	cursor  int64 // Serial: the elevator's position
-	closed  bool
-	started bool
-	wg      sync.WaitGroup
-	scratch []byte // shared by the workers; its contents are never read
+	mu    sync.Mutex
+	cond  sync.Cond
+	queue []raSpan // FIFO from head (Parallel); unordered (Serial)
+	head  int
+	// later holds the ranges hinted for a later pass (PrefetchLater),
+	// read only when queue is empty, by at most a quarter of the workers
+	// at once: they use the device's spare capacity without delaying
+	// what the running pass needs.
+	later     []raSpan
+	laterHead int
+	laterBusy int
+	// busyReads is the reads in flight (both queues).
+	busyReads int
+	cursor    int64 // Serial: the elevator's position
+	closed    bool
+	started   bool
+	wg        sync.WaitGroup
+	scratch   []byte // shared by the workers; its contents are never read
 
 	reads, bytes, dropped atomic.Uint64
 	busy                  atomic.Int64
@@ -118,14 +127,7 @@ func (r *readahead) add(off, n int64) {
 		r.dropped.Add(1)
 		return
 	}
-	if !r.started {
-		r.started = true
-		r.scratch = make([]byte, r.maxRead)
-		r.wg.Add(r.depth)
-		for i := 0; i < r.depth; i++ {
-			go r.worker()
-		}
-	}
+	r.start()
 	for n > 0 {
 		k := min(n, r.maxRead)
 		s := raSpan{off, k}
@@ -152,23 +154,92 @@ func (r *readahead) add(off, n int64) {
 	}
 }
 
-// next returns the next range to read, waiting for one; false once the
-// read-ahead is closed.
-func (r *readahead) next() (raSpan, bool) {
+// addLater queues [off, off+n) behind everything add queues.
+func (r *readahead) addLater(off, n int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for !r.closed && r.head == len(r.queue) {
+	if r.closed || len(r.later)-r.laterHead >= maxQueue {
+		r.dropped.Add(1)
+		return
+	}
+	r.start()
+	for n > 0 {
+		k := min(n, r.maxRead)
+		if last := len(r.later) - 1; last >= r.laterHead && r.later[last].end() == off && r.later[last].n+k <= r.maxRead {
+			r.later[last].n += k
+		} else {
+			if r.laterHead > 0 && r.laterHead == len(r.later) {
+				r.later, r.laterHead = r.later[:0], 0
+			}
+			r.later = append(r.later, raSpan{off, k})
+		}
+		off, n = off+k, n-k
+	}
+	r.cond.Signal()
+}
+
+// laterOK reports whether a worker may take a later range now: a
+// quarter of the workers may on a parallel device, one on a serial one
+// when no other read is in flight (it has no spare capacity otherwise).
+func (r *readahead) laterOK() bool {
+	if r.laterHead == len(r.later) {
+		return false
+	}
+	if r.mode == Serial {
+		return r.busyReads == 0
+	}
+	return r.laterBusy < max(1, r.depth/4)
+}
+
+// start starts the workers on the first hint. Called with mu held.
+func (r *readahead) start() {
+	if r.started {
+		return
+	}
+	r.started = true
+	r.scratch = make([]byte, r.maxRead)
+	r.wg.Add(r.depth)
+	for i := 0; i < r.depth; i++ {
+		go r.worker()
+	}
+}
+
+// next returns the next range to read, waiting for one; false once the
+// read-ahead is closed. later says it came from the later queue.
+func (r *readahead) next() (s raSpan, later, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for !r.closed && r.head == len(r.queue) && !r.laterOK() {
 		r.cond.Wait()
 	}
-	if r.closed {
-		return raSpan{}, false
-	}
-	if r.mode == Parallel {
+	switch {
+	case r.closed:
+		return raSpan{}, false, false
+	case r.head == len(r.queue):
+		s := r.later[r.laterHead]
+		r.laterHead++
+		r.laterBusy++
+		r.busyReads++
+		return s, true, true
+	case r.mode == Parallel:
 		s := r.queue[r.head]
 		r.head++
-		return s, true
+		r.busyReads++
+		return s, false, true
 	}
-	return r.nextAscending(), true
+	r.busyReads++
+	return r.nextAscending(), false, true
+}
+
+// done ends a read; later says it was a later range.
+func (r *readahead) done(later bool) {
+	r.mu.Lock()
+	r.busyReads--
+	if later {
+		r.laterBusy--
+	}
+	r.mu.Unlock()
+	r.cond.Signal()
 }
 
 // nextAscending takes the pending range at or after the cursor with the
@@ -224,7 +295,7 @@ func (r *readahead) nextAscending() raSpan {
 func (r *readahead) worker() {
 	defer r.wg.Done()
 	for {
-		s, ok := r.next()
+		s, later, ok := r.next()
 		if !ok {
 			return
 		}
@@ -238,6 +309,7 @@ func (r *readahead) worker() {
 		if errno == 0 {
 			r.bytes.Add(uint64(n))
 		}
+		r.done(later)
 	}
 }
 
@@ -245,8 +317,8 @@ func (r *readahead) worker() {
 func (r *readahead) close() {
 	r.mu.Lock()
 	r.closed = true
-	r.dropped.Add(uint64(len(r.queue) - r.head))
-	r.queue, r.head = nil, 0
+	r.dropped.Add(uint64(len(r.queue) - r.head + len(r.later) - r.laterHead))
+	r.queue, r.head, r.later, r.laterHead = nil, 0, nil, 0
 	r.cond.Broadcast()
 	r.mu.Unlock()
 	r.wg.Wait()

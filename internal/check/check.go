@@ -200,6 +200,9 @@ type Checker struct {
 	// dblistCap bounds the directory block list (shared by pass 1's
 	// shards; see addDirBlock).
 	dblistCap *dblistCap
+	// dirHinted is the bytes of directory blocks pass 1's replay hinted
+	// for pass 2 (hintDirBlocks).
+	dirHinted int64
 	// dblistTaken counts this shard's entries since it last reserved
 	// room in dblistCap.
 	dblistTaken int

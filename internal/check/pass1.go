@@ -289,6 +289,7 @@ func (c *Checker) mergePass1Unit(i int, w *Checker) bool {
 	c.replay(w.rec)
 	c.dirs = append(c.dirs, w.newDirs...)
 	c.dblist = append(c.dblist, w.dblist...)
+	c.hintDirBlocks(w.dblist)
 	c.dxDirs = append(c.dxDirs, w.dxDirs...)
 	c.stats.add(&w.stats)
 	c.dupCount += w.dupCount

@@ -26,6 +26,7 @@ func (c *Checker) pass4(ctx context.Context) error {
 	dirNlink := sb.HasRoCompat(ondisk.RoCompatDirNlink)
 	ipg, groups := uint64(f.InodesPerGroup), uint64(f.Groups)
 	c.progress(4, 0, groups)
+	c.hintPass5Bitmaps()
 	next := ipg // last inode of the group being checked
 	// Only in-use inodes are checked (the map's absent pages are passed
 	// over whole), so the pass costs what is used, not s_inodes_count.

@@ -41,10 +41,9 @@ func (c *Checker) loadBitmaps() *diskBitmaps {
 		g1 := min(g0+bitmapWindow, f.Groups)
 		readBlock, readInode = readBlock[:0], readInode[:0]
 		for g := g0; g < g1; g++ {
-			gd := f.Group(g)
-			csumOK := f.GdtCsum && gd.ChecksumValid(c.sb, g)
-			readBlock = append(readBlock, !(csumOK && gd.Flags()&ondisk.BgBlockUninit != 0))
-			readInode = append(readInode, !(csumOK && gd.Flags()&ondisk.BgInodeUninit != 0))
+			block, inode := c.pass5Reads(g)
+			readBlock = append(readBlock, block)
+			readInode = append(readInode, inode)
 		}
 		pf.load(g0, g1, readBlock, readInode)
 		for g := g0; g < g1; g++ {

@@ -614,6 +614,17 @@ func (f *FS) CheckDesc() error {
 	return nil
 }
 
+// PrefetchLater hints that a later pass will read blocks [blk, blk+n),
+// when the device supports it (see blockdev.LaterPrefetcher).
+func (f *FS) PrefetchLater(blk, n uint64) {
+	p, ok := f.Dev.(blockdev.LaterPrefetcher)
+	if !ok || blk >= f.BlocksCount || n == 0 {
+		return
+	}
+	n = min(n, f.BlocksCount-blk)
+	p.PrefetchLater(int64(blk)<<f.BlockBits, int64(n)<<f.BlockBits)
+}
+
 // Prefetch hints that blocks [blk, blk+n) will be read soon, when the
 // device supports it (see blockdev.Prefetcher). Out-of-range requests are
 // ignored.
