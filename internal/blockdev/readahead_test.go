@@ -157,3 +157,40 @@ func TestQueueInfoFromSysfs(t *testing.T) {
 		t.Errorf("0:42 (no sysfs entry): %+v, want unknown", got)
 	}
 }
+
+func TestReadaheadLaterWaitsForTheRunningPass(t *testing.T) {
+	r := queued(64<<10, Parallel)
+	r.depth = 8
+	r.addLater(10<<20, 8<<10)
+	r.addLater(10<<20+8<<10, 8<<10) // merged with the one before
+	r.add(0, 4096)
+	r.add(1<<20, 4096)
+	var order []raSpan
+	var later []bool
+	for i := 0; i < 3; i++ {
+		s, l, ok := r.next()
+		if !ok {
+			t.Fatal("closed")
+		}
+		order, later = append(order, s), append(later, l)
+	}
+	want := []raSpan{{0, 4096}, {1 << 20, 4096}, {10 << 20, 16 << 10}}
+	if !reflect.DeepEqual(order, want) || !reflect.DeepEqual(later, []bool{false, false, true}) {
+		t.Errorf("order %v (later %v), want %v with only the last later", order, later, want)
+	}
+	// Two of 8 workers may read later ranges at once: the one taken
+	// above and one more.
+	r.addLater(20<<20, 4096)
+	r.addLater(30<<20, 4096)
+	if !r.laterOK() {
+		t.Fatal("a second later read refused")
+	}
+	r.next()
+	if r.laterOK() {
+		t.Error("a third later read allowed with 8 workers")
+	}
+	r.done(true)
+	if !r.laterOK() {
+		t.Error("later read refused after one ended")
+	}
+}
