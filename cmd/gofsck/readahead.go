@@ -54,5 +54,5 @@ func (r *readaheadRun) done() string {
 	if wall > 0 {
 		avg = float64(st.Busy) / float64(wall)
 	}
-	return fmt.Sprintf("%d reads, %dMB, %.1f in flight on average, %d hints dropped", st.Reads, (st.Bytes+(1<<20)-1)>>20, avg, st.Dropped)
+	return fmt.Sprintf("%d reads, %dMB, %.1f in flight on average, %d hints dropped, %d skipped as cached", st.Reads, (st.Bytes+(1<<20)-1)>>20, avg, st.Dropped, st.Skipped)
 }

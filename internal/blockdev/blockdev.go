@@ -250,8 +250,11 @@ func (d *File) Prefetch(off, n int64) {
 
 // LaterPrefetcher is implemented by devices that can read ranges for a
 // later pass in the background, behind the ranges Prefetch asked for.
+// PromoteLater says the later pass has come: what is still queued for it
+// is read first.
 type LaterPrefetcher interface {
 	PrefetchLater(off, n int64)
+	PromoteLater()
 }
 
 // PrefetchLater is Prefetch for what a later pass will read: with a
@@ -262,6 +265,14 @@ func (d *File) PrefetchLater(off, n int64) {
 		return
 	}
 	d.ra.addLater(off, min(n, d.size-off))
+}
+
+// PromoteLater moves what PrefetchLater queued and is not read yet ahead
+// of everything else.
+func (d *File) PromoteLater() {
+	if d.ra != nil {
+		d.ra.promote()
+	}
 }
 
 var (

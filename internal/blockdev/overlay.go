@@ -126,6 +126,13 @@ func (o *Overlay) PrefetchLater(off, n int64) {
 	}
 }
 
+// PromoteLater forwards to the base device.
+func (o *Overlay) PromoteLater() {
+	if p, ok := o.Base.(LaterPrefetcher); ok {
+		p.PromoteLater()
+	}
+}
+
 // Dirty reports whether any write is pending.
 func (o *Overlay) Dirty() bool { return o.dirty.Load() }
 

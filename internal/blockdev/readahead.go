@@ -36,9 +36,27 @@ type ReadaheadStats struct {
 	// Dropped counts hinted ranges left unread: the queue was full, or
 	// the device was closed first.
 	Dropped uint64
+	// Skipped counts ranges not read because the page cache was serving
+	// the reads (readahead.warmth).
+	Skipped uint64
 	// Busy is the sum of the reads' durations; divided by the time the
 	// read-ahead ran, it is the average number of reads in flight.
 	Busy time.Duration
+}
+
+// Warm-cache detection (readahead.warmth).
+const (
+	maxWarmth  = 128
+	warmLevel  = 64
+	warmDrop   = 8
+	warmSample = 16
+)
+
+// cachedRead reports whether a read of n bytes that took d was served by
+// the page cache: a copy's time (a few GB/s) plus a system call's, under
+// what the fastest devices take for a request.
+func cachedRead(n int64, d time.Duration) bool {
+	return d < 25*time.Microsecond+time.Duration(n/4)
 }
 
 // Readahead limits: a queue longer than maxQueue spans drops new hints
@@ -88,8 +106,17 @@ type readahead struct {
 	wg        sync.WaitGroup
 	scratch   []byte // shared by the workers; its contents are never read
 
-	reads, bytes, dropped atomic.Uint64
-	busy                  atomic.Int64
+	reads, bytes, dropped, skipped atomic.Uint64
+	busy                           atomic.Int64
+	// warmth rises by one for each read the page cache served
+	// (cachedRead), up to maxWarmth, and falls by warmDrop for each it
+	// did not. From warmLevel on only one hint in warmSample is read
+	// (sample counts them, under mu): on a warm cache the reads would
+	// only copy what is cached, and the sampled ones notice when the
+	// device is reached again. One slow read (a preempted copy on a
+	// loaded machine) does not end it; a few in a row do.
+	warmth atomic.Int32
+	sample uint32
 }
 
 // SetReadahead makes Prefetch keep up to depth reads of at most maxRead
@@ -113,7 +140,7 @@ func (d *File) ReadaheadStats() ReadaheadStats {
 	if r == nil {
 		return ReadaheadStats{}
 	}
-	return ReadaheadStats{Reads: r.reads.Load(), Bytes: r.bytes.Load(), Dropped: r.dropped.Load(), Busy: time.Duration(r.busy.Load())}
+	return ReadaheadStats{Reads: r.reads.Load(), Bytes: r.bytes.Load(), Dropped: r.dropped.Load(), Skipped: r.skipped.Load(), Busy: time.Duration(r.busy.Load())}
 }
 
 // add queues [off, off+n), split into reads of at most maxRead bytes and
@@ -132,6 +159,12 @@ func (r *readahead) add(off, n int64) {
 		k := min(n, r.maxRead)
 		s := raSpan{off, k}
 		off, n = off+k, n-k
+		if r.warmth.Load() >= warmLevel {
+			if r.sample++; r.sample%warmSample != 0 {
+				r.skipped.Add(1)
+				continue
+			}
+		}
 		if last := len(r.queue) - 1; last >= r.head {
 			t := &r.queue[last]
 			if s.off >= t.off && s.end() <= t.end() {
@@ -176,6 +209,22 @@ func (r *readahead) addLater(off, n int64) {
 		off, n = off+k, n-k
 	}
 	r.cond.Signal()
+}
+
+// promote moves the pending later ranges to the front of the queue: the
+// later pass has come.
+func (r *readahead) promote() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	pending := r.later[r.laterHead:]
+	if len(pending) == 0 {
+		return
+	}
+	q := make([]raSpan, 0, len(pending)+len(r.queue)-r.head)
+	q = append(append(q, pending...), r.queue[r.head:]...)
+	r.queue, r.head = q, 0
+	r.later, r.laterHead = r.later[:0], 0
+	r.cond.Broadcast()
 }
 
 // laterOK reports whether a worker may take a later range now: a
@@ -304,12 +353,28 @@ func (r *readahead) worker() {
 		// and os.File.ReadAt would report their overlapping writes to
 		// the race detector.
 		n, _, errno := syscall.Syscall6(syscall.SYS_PREAD64, r.f.Fd(), uintptr(unsafe.Pointer(&r.scratch[0])), uintptr(s.n), uintptr(s.off), 0, 0)
-		r.busy.Add(int64(time.Since(t)))
+		took := time.Since(t)
+		r.busy.Add(int64(took))
 		r.reads.Add(1)
+		r.warm(cachedRead(s.n, took))
 		if errno == 0 {
 			r.bytes.Add(uint64(n))
 		}
 		r.done(later)
+	}
+}
+
+// warm moves warmth after a read the cache served (cached) or not.
+func (r *readahead) warm(cached bool) {
+	for {
+		w := r.warmth.Load()
+		v := max(w-warmDrop, 0)
+		if cached {
+			v = min(w+1, maxWarmth)
+		}
+		if r.warmth.CompareAndSwap(w, v) {
+			return
+		}
 	}
 }
 

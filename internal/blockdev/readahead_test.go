@@ -194,3 +194,25 @@ func TestReadaheadLaterWaitsForTheRunningPass(t *testing.T) {
 		t.Error("later read refused after one ended")
 	}
 }
+
+func TestReadaheadPromoteLater(t *testing.T) {
+	r := queued(64<<10, Parallel)
+	r.add(0, 4096)
+	r.next() // in flight
+	r.add(1<<20, 4096)
+	r.addLater(10<<20, 4096)
+	r.addLater(20<<20, 4096)
+	r.promote()
+	var got []raSpan
+	for i := 0; i < 3; i++ {
+		s, later, _ := r.next()
+		if later {
+			t.Errorf("%v still read as a later range", s)
+		}
+		got = append(got, s)
+	}
+	want := []raSpan{{10 << 20, 4096}, {20 << 20, 4096}, {1 << 20, 4096}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after promote: %v, want %v", got, want)
+	}
+}

@@ -323,6 +323,15 @@ func (c *Checker) walkIndirect(s *inodeScratch, w *blockWalk, blk uint64, level 
 	}
 	w.iterErr = ""
 	perBlock := int64(f.BlockSize / 4)
+	if level > 1 && c.opt.PrefetchBytes > 0 {
+		// The children are indirect blocks, read one after another
+		// below: hint them all now.
+		for i := int64(0); i < perBlock; i++ {
+			if child := uint64(binary.LittleEndian.Uint32(buf[4*i:])); child != 0 {
+				f.Prefetch(child, 1)
+			}
+		}
+	}
 	dirty := false
 	for i := int64(0); i < perBlock; i++ {
 		child := uint64(binary.LittleEndian.Uint32(buf[4*i:]))

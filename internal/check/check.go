@@ -203,6 +203,8 @@ type Checker struct {
 	// dirHinted is the bytes of directory blocks pass 1's replay hinted
 	// for pass 2 (hintDirBlocks).
 	dirHinted int64
+	// dirHintsCut is set when hintDirBlocks ran out of budget.
+	dirHintsCut bool
 	// dblistTaken counts this shard's entries since it last reserved
 	// room in dblistCap.
 	dblistTaken int

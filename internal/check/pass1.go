@@ -248,8 +248,8 @@ func (c *Checker) scanGroup(g uint32) {
 }
 
 // hintInodeChildren hints the blocks that checking the first n inodes of
-// an inode-table chunk will read: the children of extent-tree roots and
-// extended-attribute blocks. The device then reads them for all the
+// an inode-table chunk will read: the children of extent-tree roots, the
+// indirect blocks of block-mapped files and extended-attribute blocks. The device then reads them for all the
 // chunk's files at once, not one after another as each inode is checked
 // (what makes fragmented files slow on a device with latency). Only
 // hints, given with a read-ahead (Options.PrefetchBytes): nothing is
@@ -266,8 +266,19 @@ func (c *Checker) hintInodeChildren(chunk []byte, n int) {
 		if acl := raw.FileACL(is64); acl != 0 {
 			f.Prefetch(acl, 1)
 		}
-		if raw.Flags()&ondisk.FlagExtents != 0 {
+		switch {
+		case raw.Flags()&ondisk.FlagExtents != 0:
 			hintExtentChildren(f, ondisk.ExtentHeader(raw.IBlock()))
+		case raw.Flags()&ondisk.FlagInlineData != 0:
+		case raw.Mode()&0xF000 == 0x8000 || raw.Mode()&0xF000 == 0x4000:
+			// A block-mapped file or directory: its indirect,
+			// double and triple indirect blocks.
+			ib := raw.IBlock()
+			for p := 12; p < 15; p++ {
+				if b := binary.LittleEndian.Uint32(ib[4*p:]); b != 0 {
+					f.Prefetch(uint64(b), 1)
+				}
+			}
 		}
 	}
 }

@@ -109,11 +109,13 @@ func (c *Checker) pass2(ctx context.Context) error {
 	units := (len(c.dblist) + unitBlocks - 1) / unitBlocks
 	nblocks := uint64(len(c.dblist))
 	c.progress(2, 0, nblocks)
+	f.PromoteLater()
+	hinted := c.dirBlocksHinted()
 	err := c.runUnits(ctx, units, func(i int) int64 {
 		lo := i * unitBlocks
 		list := c.dblist[lo:min(lo+unitBlocks, len(c.dblist))]
 		bytes := int64(len(list)) << f.BlockBits
-		for k := 0; k < len(list); {
+		for k := 0; k < len(list) && !hinted; {
 			j := k + 1
 			for j < len(list) && list[j].blk != 0 && list[j].blk == list[j-1].blk+1 {
 				j++

@@ -148,6 +148,7 @@ func allFF(b []byte) bool {
 func (c *Checker) pass5(ctx context.Context) error {
 	groups := uint64(c.fs.Groups)
 	c.progress(5, 0, 2*groups)
+	c.fs.PromoteLater()
 	d := c.loadBitmaps()
 	if c.repairing() {
 		c.applyBitmapEdits(d)

@@ -22,7 +22,11 @@ func (c *Checker) hintDirBlocks(list []dirBlock) {
 	}
 	f := c.fs
 	budget := laterPassHints * c.opt.PrefetchBytes
-	for k := 0; k < len(list) && c.dirHinted < budget; {
+	if c.dirHinted >= budget {
+		c.dirHintsCut = true
+		return
+	}
+	for k := 0; k < len(list); {
 		j := k + 1
 		for j < len(list) && list[j].blk != 0 && list[j].blk == list[j-1].blk+1 {
 			j++
@@ -33,6 +37,13 @@ func (c *Checker) hintDirBlocks(list []dirBlock) {
 		}
 		k = j
 	}
+}
+
+// dirBlocksHinted reports whether pass 1 hinted every directory block:
+// then pass 2 needs no hints of its own, only the promotion of those
+// still queued.
+func (c *Checker) dirBlocksHinted() bool {
+	return c.dirHinted > 0 && !c.dirHintsCut
 }
 
 // pass5Reads says whether pass 5 reads group g's block and inode

@@ -625,6 +625,14 @@ func (f *FS) PrefetchLater(blk, n uint64) {
 	p.PrefetchLater(int64(blk)<<f.BlockBits, int64(n)<<f.BlockBits)
 }
 
+// PromoteLater says the later pass PrefetchLater hinted for has come
+// (see blockdev.LaterPrefetcher).
+func (f *FS) PromoteLater() {
+	if p, ok := f.Dev.(blockdev.LaterPrefetcher); ok {
+		p.PromoteLater()
+	}
+}
+
 // Prefetch hints that blocks [blk, blk+n) will be read soon, when the
 // device supports it (see blockdev.Prefetcher). Out-of-range requests are
 // ignored.
