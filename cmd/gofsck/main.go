@@ -85,6 +85,8 @@ type options struct {
 	extJournal *extJournal
 	// bb holds -c, -k, -l and -L (badblocks.go).
 	bb badBlocksOpts
+	// flush is -F: flush the device's buffers before the check.
+	flush bool
 	// mount is how the device is in use (check_mount, mounted.go).
 	mount blockdev.MountFlags
 	// tty reads interactive answers, for every question of the run.
@@ -188,7 +190,9 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 				return o, problem.ExitError, false
 			}
 			o.progressFd, o.progressOn = fd, on
-		case 'r', 'd', 'F':
+		case 'F':
+			o.flush = true
+		case 'r', 'd':
 			// Accepted for compatibility; no effect in this version.
 		}
 	}
@@ -225,6 +229,18 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 	if o.optimizeDirs && (os.Getenv("E2FSCK_FIXES_ONLY") != "" || strings.Contains(","+strings.Join(o.extended, ",")+",", ",fixes_only,")) {
 		fmt.Fprintf(stderr, "%s: The -D and -E fixes_only options are incompatible.\n", o.prog)
 		return o, problem.ExitError, false
+	}
+	if o.flush {
+		// -F: before the banner, as at the end of e2fsck's PRS.
+		if err := blockdev.FlushBuffers(o.device); err != nil {
+			var oe *blockdev.OpenError
+			if errors.As(err, &oe) {
+				fmt.Fprintf(stderr, "open: %s while opening %s for flushing\n", errorText(oe.Err), o.device)
+			} else {
+				fmt.Fprintf(stderr, "ext2fs_sync_device: %s while trying to flush %s\n", errorText(err), o.device)
+			}
+			return o, problem.ExitError, false
+		}
 	}
 	return o, 0, true
 }

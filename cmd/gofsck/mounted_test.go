@@ -124,6 +124,7 @@ func TestMountedMatchesE2fsck(t *testing.T) {
 		{name: "ro-root-a", opts: "ro", chroot: true, args: []string{"-a"}},
 		{name: "ro-root-n", opts: "ro", chroot: true, args: []string{"-n"}},
 		{name: "ro-root-fy", opts: "ro", chroot: true, args: []string{"-fy"}},
+		{name: "ro-root-Fp", opts: "ro", chroot: true, args: []string{"-F", "-p"}}, // BLKFLSBUF first
 		{name: "rw-root-p", opts: "rw", chroot: true, args: []string{"-p"}},
 		{name: "rw-root-n", opts: "rw", chroot: true, args: []string{"-n"}},
 		{name: "rw-p", opts: "rw", args: []string{"-p"}},
