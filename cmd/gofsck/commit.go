@@ -135,6 +135,15 @@ func (r *repairRun) printModified() {
 	}
 }
 
+// printReboot prints, after a run that changed the mounted root, e2fsck's
+// request to reboot (when preening too): the kernel still has the old
+// metadata in memory.
+func (r *repairRun) printReboot() {
+	if r.o.mount&blockdev.IsRoot != 0 {
+		fmt.Fprintf(r.stdout, "%s: ***** REBOOT SYSTEM *****\n", r.name)
+	}
+}
+
 // syncDevice fsyncs the device under any wrappers.
 func syncDevice(d blockdev.Device) error {
 	switch v := d.(type) {

@@ -182,7 +182,7 @@ func openExtJournal(o *options, f *fs.FS, repair bool, stderr io.Writer) (x *ext
 	if path == "" {
 		return x, true
 	}
-	d, err := blockdev.Open(path, !repair, repair)
+	d, err := blockdev.Open(path, !repair, repair && exclusiveOpen(o))
 	if err != nil {
 		return x, true
 	}

@@ -9,6 +9,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -87,6 +88,14 @@ type options struct {
 	// ra is the read-ahead openFS set up on the device (nil without
 	// one, with io_depth=0).
 	ra *readaheadRun
+	// flush is -F: flush the device's buffers before the check.
+	flush bool
+	// mount is how the device is in use (check_mount, mounted.go).
+	mount blockdev.MountFlags
+	// tty reads interactive answers, for every question of the run.
+	tty *bufio.Reader
+	// answers is what the question of check_mount left for the problems'.
+	answers problem.Answers
 }
 
 const optSpec = "panyrcdfktvDFVb:B:l:L:C:j:E:z:I:P:N:"
@@ -184,7 +193,9 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 				return o, problem.ExitError, false
 			}
 			o.progressFd, o.progressOn = fd, on
-		case 'r', 'd', 'F':
+		case 'F':
+			o.flush = true
+		case 'r', 'd':
 			// Accepted for compatibility; no effect in this version.
 		}
 	}
@@ -222,6 +233,18 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 		fmt.Fprintf(stderr, "%s: The -D and -E fixes_only options are incompatible.\n", o.prog)
 		return o, problem.ExitError, false
 	}
+	if o.flush {
+		// -F: before the banner, as at the end of e2fsck's PRS.
+		if err := blockdev.FlushBuffers(o.device); err != nil {
+			var oe *blockdev.OpenError
+			if errors.As(err, &oe) {
+				fmt.Fprintf(stderr, "open: %s while opening %s for flushing\n", errorText(oe.Err), o.device)
+			} else {
+				fmt.Fprintf(stderr, "ext2fs_sync_device: %s while trying to flush %s\n", errorText(err), o.device)
+			}
+			return o, problem.ExitError, false
+		}
+	}
 	return o, 0, true
 }
 
@@ -234,6 +257,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !o.preen {
 		fmt.Fprintf(stderr, "gofsck %s\n", buildVersion())
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	o.tty = bufio.NewReaderSize(ttyReader{ctx, os.Stdin}, 16) // tty.go
+	switch verdict, answers := checkMount(o, stdout, stderr); verdict {
+	case mountAbort:
+		return problem.ExitError
+	case mountNo:
+		return problem.ExitOK
+	default:
+		o.answers = answers
+	}
 	if o.modeCount == 0 {
 		// After the banner, as in e2fsck's main.
 		if !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
@@ -242,8 +276,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		o.mode = problem.ModeInteractive
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if o.ext.json != "" {
 		r, err := newJSONReport(o.ext.json, args, o.device)
 		if err != nil {
@@ -284,7 +316,7 @@ is corrupt, and you might try running %s with an alternate superblock:
 // when the primary is unusable, as e2fsck does.
 func openFS(o *options, stdout, stderr io.Writer) (blockdev.Device, *fs.FS, int) {
 	readOnly := o.mode == problem.ModeNo
-	file, err := blockdev.Open(o.device, readOnly, !readOnly)
+	file, err := blockdev.Open(o.device, readOnly, !readOnly && exclusiveOpen(o))
 	if err != nil {
 		var oe *blockdev.OpenError
 		errors.As(err, &oe)
@@ -522,16 +554,6 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exi
 		return code
 	}
 	defer dev.Close()
-	if mountedDevice(o.device) {
-		if o.mode != problem.ModeNo {
-			// e2fsck asks whether to go on; gofsck never repairs a mounted
-			// filesystem.
-			fmt.Fprintf(stdout, "%s is mounted.\n", o.device)
-			fatalError(stderr, "Cannot continue, aborting.\n")
-			return problem.ExitError
-		}
-		fmt.Fprintf(stdout, "Warning!  %s is mounted.\n", o.device)
-	}
 	ov, _ := dev.(*blockdev.Overlay)
 	if rec, ok := traced(dev); ok {
 		defer func() {
@@ -597,8 +619,9 @@ restart:
 	ropt := problem.Options{Mode: o.mode, Err: stderr, Device: name,
 		BackupSuper: uint64(f.SB.BlocksPerGroup()) + f.FirstDataBlock}
 	if o.mode == problem.ModeInteractive {
-		ropt.In = ttyReader{ctx, os.Stdin} // tty.go
+		ropt.In = o.tty
 	}
+	ropt.Answers = o.answers
 	if ov != nil {
 		ropt.CanFix = check.CanFix
 	}
@@ -625,6 +648,7 @@ restart:
 	copt.CheckEncoding = o.ext.checkEncoding
 	copt.Preen = o.preen
 	copt.OptimizeDirs = o.optimizeDirs
+	copt.Mounted = o.mount&blockdev.Mounted != 0
 	copt.Progress = prog
 	// The reporter names inodes through the checker, which reports to the
 	// reporter: build the checker first with a placeholder sink.
@@ -644,13 +668,17 @@ restart:
 	copt.Passes = mmp.passes(f, copt.Passes, rep, stdout)
 	chk = check.New(f, snk, copt)
 
-	end := problem.RunEnd{ReadOnly: ov == nil, SuperWasValid: f.SB.State()&ondisk.StateValid != 0}
+	end := problem.RunEnd{ReadOnly: ov == nil, SuperWasValid: f.SB.State()&ondisk.StateValid != 0, MountedRoot: o.mount&blockdev.IsRoot != 0}
 	rc := &repairRun{o: o, ov: ov, undo: undo, chk: chk, rep: rep, name: name, stdout: stdout, stderr: stderr}
 	if code, ok := mmp.begin(ctx, o, f, ov, rc, rep, name, stdout, stderr); !ok {
 		return code
 	}
 	recoverBefore := f.SB.HasIncompat(ondisk.IncompatRecover)
-	jerr := chk.CheckJournal()
+	jerr := ""
+	if o.mount&(blockdev.Mounted|blockdev.Busy) == 0 {
+		// e2fsck leaves the journal of a device in use to its owner.
+		jerr = chk.CheckJournal()
+	}
 	if rc.unsupported() {
 		return problem.ExitError
 	}
@@ -795,6 +823,7 @@ restart:
 	if changed {
 		end.Modified = true
 		rc.printModified()
+		rc.printReboot()
 	}
 	if rep.Status().Invalid {
 		fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)

@@ -134,6 +134,10 @@ func TestBadInputMatchesE2fsck(t *testing.T) {
 		{"-a and -n", []string{"-a", "-n", clean}, 8},
 		{"clean without -f", []string{"-n", clean}, 0},
 		{"clean with -fn", []string{"-fn", clean}, 0},
+		// -F flushes the device's buffers first: an image file takes no
+		// BLKFLSBUF, which ends the run before the banner.
+		{"-F on an image file", []string{"-F", "-fn", clean}, 8},
+		{"-F on a missing file", []string{"-F", "-fn", filepath.Join(dir, "does-not-exist")}, 8},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			gout, gcode := runGofsck(c.args...)

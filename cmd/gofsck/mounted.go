@@ -1,76 +1,106 @@
 package main
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
+
+	"gofsck/internal/blockdev"
+	"gofsck/internal/problem"
 )
 
-// mountedDevice reports whether path is mounted: a block device that
-// appears in /proc/self/mountinfo, or an image file that backs a mounted
-// loop device. Errors (no /proc, no /sys) count as not mounted, as the
-// library's check does when it cannot tell.
-func mountedDevice(path string) bool {
-	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
-		return false
-	}
-	var devs []string // "major:minor" of the block devices that are path
-	switch st.Mode & syscall.S_IFMT {
-	case syscall.S_IFBLK:
-		devs = append(devs, fmt.Sprintf("%d:%d", major(st.Rdev), minor(st.Rdev)))
-	case syscall.S_IFREG:
-		devs = loopDevicesOf(st)
-	}
-	if len(devs) == 0 {
-		return false
-	}
-	f, err := os.Open("/proc/self/mountinfo")
+// mountedDevice reports whether path is mounted, as the library's
+// ext2fs_check_if_mounted tells it (blockdev.CheckIfMounted).
+func mountedDevice(path string) (bool, error) {
+	flags, err := blockdev.CheckIfMounted(path)
+	return flags&blockdev.Mounted != 0, err
+}
+
+// mountVerdict is check_mount's verdict on a device in use.
+type mountVerdict int
+
+const (
+	mountGoOn  mountVerdict = iota // check the device
+	mountAbort                     // "Cannot continue, aborting.": exit 8
+	mountNo                        // "check aborted.": exit 0
+)
+
+// checkMount decides, as e2fsck's check_mount does after the version
+// banner, whether a mounted or busy device may be checked, and records
+// how it is in use in o.mount:
+//   - not in use, or the read-only root (unless -cc writes to it): go on
+//     without a word;
+//   - -n, or -f on a read-only mount (unless -cc): "Warning!  DEV is
+//     mounted." (or "is in use.") and go on;
+//   - otherwise "DEV is mounted." (or "is in use."), and unless the run
+//     is interactive and the device not busy, "Cannot continue,
+//     aborting." with exit 8; an interactive run is warned and asked
+//     whether to go on (no: "check aborted.", exit 0).
+//
+// When the library cannot tell (no mount table), e2fsck prints why and
+// goes on as if the device were not in use.
+func checkMount(o *options, stdout, stderr io.Writer) (mountVerdict, problem.Answers) {
+	flags, err := blockdev.CheckIfMounted(o.device)
 	if err != nil {
+		fmt.Fprintf(stderr, "ext2fs_check_if_mount: %s while determining whether %s is mounted.\n", errorText(err), o.device)
+		return mountGoOn, problem.Answers{}
+	}
+	o.mount = flags
+	writeCheck := o.bb.cflag >= 2
+	if flags&(blockdev.Mounted|blockdev.Busy) == 0 ||
+		flags&blockdev.IsRoot != 0 && flags&blockdev.ReadOnly != 0 && !writeCheck {
+		return mountGoOn, problem.Answers{}
+	}
+	inUse := "mounted"
+	if flags&blockdev.Mounted == 0 {
+		inUse = "in use"
+	}
+	readOnly := o.modeCount > 0 && o.mode == problem.ModeNo // -n (o.mode is not set yet without a mode option)
+	if (readOnly || o.force && flags&blockdev.ReadOnly != 0) && !writeCheck {
+		fmt.Fprintf(stdout, "Warning!  %s is %s.\n", o.device, inUse)
+		return mountGoOn, problem.Answers{}
+	}
+	fmt.Fprintf(stdout, "%s is %s.\n", o.device, inUse)
+	if !interactiveTerminal() || flags&blockdev.Busy != 0 {
+		// fatal_error's message ends in two newlines of its own.
+		fatalError(stderr, "Cannot continue, aborting.\n\n")
+		return mountAbort, problem.Answers{}
+	}
+	io.WriteString(stdout, "\a\a\a\a\n")
+	io.WriteString(stdout, "\n\nWARNING!!!  The filesystem is mounted.   If you continue you ***WILL***\ncause ***SEVERE*** filesystem damage.\n\n")
+	io.WriteString(stdout, "\a\a\a\n")
+	ask := problem.NewReporter(stdout, problem.Options{Mode: problem.ModeInteractive, In: o.tty})
+	if !ask.AskYN("Do you really want to continue", false) {
+		io.WriteString(stdout, "check aborted.\n")
+		return mountNo, problem.Answers{}
+	}
+	return mountGoOn, ask.Answers()
+}
+
+// interactiveTerminal is e2fsck's ctx->interactive: stdin and stdout are
+// terminals.
+func interactiveTerminal() bool { return isTerminal(os.Stdin) && isTerminal(os.Stdout) }
+
+// exclusiveOpen reports whether a writable run opens its devices with
+// O_EXCL: always, except on the read-only root and, with -f, on any
+// read-only mount, which the kernel holds open.
+func exclusiveOpen(o *options) bool {
+	if o.mount&blockdev.IsRoot != 0 && o.mount&blockdev.ReadOnly != 0 {
 		return false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		// Field 3 is the mounted device's major:minor.
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 3 {
-			continue
-		}
-		for _, d := range devs {
-			if fields[2] == d {
-				return true
-			}
-		}
-	}
-	return false
+	return !(o.mount&blockdev.ReadOnly != 0 && o.force)
 }
 
-// loopDevicesOf returns the major:minor of the loop devices whose backing
-// file is the file st describes.
-func loopDevicesOf(st syscall.Stat_t) []string {
-	loops, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
-	var devs []string
-	for _, bf := range loops {
-		b, err := os.ReadFile(bf)
-		if err != nil {
-			continue
-		}
-		var bst syscall.Stat_t
-		if syscall.Stat(strings.TrimSpace(string(b)), &bst) != nil || bst.Dev != st.Dev || bst.Ino != st.Ino {
-			continue
-		}
-		d, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(bf)), "dev"))
-		if err == nil {
-			devs = append(devs, strings.TrimSpace(string(d)))
-		}
+// errorText is the com_err text of a library error: an errno's message
+// capitalised as strerror words it, or the error itself.
+func errorText(err error) string {
+	s := err.Error()
+	var en syscall.Errno
+	if errors.As(err, &en) && s != "" {
+		s = strings.ToUpper(s[:1]) + s[1:]
 	}
-	return devs
+	return s
 }
-
-func major(rdev uint64) uint64 { return (rdev>>8)&0xfff | (rdev>>32)&^0xfff }
-func minor(rdev uint64) uint64 { return rdev&0xff | (rdev>>12)&^0xff }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -18,14 +19,15 @@ import (
 
 // Progress reporting (-C fd), as e2fsck does it.
 //
-// The checker calls Update once per unit of work on its goroutine;
-// Update only stores the numbers under a sequence counter (no lock, no
-// allocation). A reporter goroutine wakes up every tick and prints: to
-// fd > 0 e2fsck's machine protocol, one "pass cur max device" line per
-// change; to stdout (fd 0) a bar with the percent of the whole check and
-// an estimate of the time left. The first and last lines of each pass
-// (and the bar's 100%) are written by Update itself, so that every pass
-// reported ends with cur == max however short it is.
+// The checker calls Update once per unit of work on its goroutine, as
+// e2fsck calls ctx->progress. To fd > 0 e2fsck writes every call as a
+// "pass cur max device" line, with no rate limit: so does Update, into a
+// buffer that the reporter goroutine flushes every tick (and Update at the
+// end of each pass), so that the lines are e2fsck's, one for one, without
+// a write(2) each. For the bar on stdout (fd 0) Update only stores the
+// numbers under a sequence counter (no lock, no allocation); the reporter
+// goroutine draws, every tick, the percent of the whole check and an
+// estimate of the time left, and Update draws the bar's 100%.
 //
 // The bar shares stdout with the problem transcript: every other write to
 // stdout goes through progressWriter, which clears the bar first, and the
@@ -34,7 +36,8 @@ import (
 //
 // Lock order: progress.mu is a leaf lock.
 
-// Tick intervals: the protocol is read by programs, the bar by people.
+// Tick intervals: the protocol's buffer is flushed for programs, the bar
+// drawn for people.
 const (
 	fdTick  = 100 * time.Millisecond
 	barTick = 200 * time.Millisecond
@@ -47,10 +50,11 @@ var passSpan = [6][2]uint64{{0, 0}, {0, 700}, {700, 900}, {900, 920}, {920, 950}
 
 // progress reports the check's progress; it implements check.Progress.
 type progress struct {
-	fd      int       // 0: bar on stdout; > 0: protocol lines
-	out     io.Writer // the protocol file or the real stdout
-	file    *os.File  // the protocol file, closed by stop
-	name    string    // device name in lines and on the bar
+	fd      int           // 0: bar on stdout; > 0: protocol lines
+	out     io.Writer     // the protocol file or the real stdout
+	file    *os.File      // the protocol file, closed by stop
+	lines   *bufio.Writer // over out, for the protocol lines
+	name    string        // device name in lines and on the bar
 	enabled atomic.Bool
 
 	// seq is odd while Update writes pass, cur and max (one writer).
@@ -58,13 +62,12 @@ type progress struct {
 	pass, cur, max atomic.Uint64
 
 	mu sync.Mutex
-	// mu protects lastPass, lastCur, lastTenths, shown, midLine, start
-	// and writes to out and to stdout.
-	lastPass, lastCur uint64
-	lastTenths        int64 // percent of the last bar, in tenths; -1 before the first
-	shown             bool  // a bar is on the screen
-	midLine           bool  // stdout's last write did not end a line
-	start             time.Time
+	// mu protects lines, lastTenths, shown, midLine, start and writes to
+	// out and to stdout.
+	lastTenths int64 // percent of the last bar, in tenths; -1 before the first
+	shown      bool  // a bar is on the screen
+	midLine    bool  // stdout's last write did not end a line
+	start      time.Time
 
 	stopc chan struct{}
 	done  chan struct{}
@@ -128,6 +131,7 @@ func startProgress(o *options, name string, stdout io.Writer) (*progress, io.Wri
 		} else {
 			p.out = io.Discard
 		}
+		p.lines = bufio.NewWriter(p.out)
 	}
 	p.enabled.Store(o.progressOn)
 	sig := make(chan os.Signal, 1)
@@ -158,7 +162,13 @@ func (p *progress) loop(sig chan os.Signal, tick time.Duration) {
 				p.mu.Unlock()
 			}
 		case <-t.C:
-			p.report(false)
+			if p.fd > 0 {
+				p.mu.Lock()
+				p.lines.Flush()
+				p.mu.Unlock()
+			} else {
+				p.report(false)
+			}
 		}
 	}
 }
@@ -169,23 +179,53 @@ func (p *progress) stop() {
 	<-p.done
 	p.mu.Lock()
 	p.clear()
+	if p.lines != nil {
+		p.lines.Flush()
+	}
 	p.mu.Unlock()
 	if p.file != nil {
 		p.file.Close()
 	}
 }
 
-// Update records that cur of max units of pass are done. It writes the
-// protocol's first and last line of a pass, and the bar's 100%, at once;
-// the rest waits for the tick.
+// Update records that cur of max units of pass are done: a protocol line
+// (flushed at once at the end of a pass), or the numbers for the bar's
+// next tick (the bar's 100% drawn at once). While reporting is off it
+// only loads a flag: the checker calls it for every unit of work.
 func (p *progress) Update(pass int, cur, max uint64) {
+	if !p.enabled.Load() {
+		// As e2fsck without ctx->progress: nothing is reported, and the
+		// next Update after SIGUSR1 reports from where the check is.
+		return
+	}
+	if p.fd > 0 {
+		if pass <= 0 {
+			return
+		}
+		p.mu.Lock()
+		// e2fsck's "%d %lu %lu %s\n".
+		b := p.lines.AvailableBuffer()
+		b = strconv.AppendInt(b, int64(pass), 10)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, cur, 10)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, max, 10)
+		b = append(b, ' ')
+		b = append(b, p.name...)
+		b = append(b, '\n')
+		p.lines.Write(b)
+		if cur == max {
+			p.lines.Flush()
+		}
+		p.mu.Unlock()
+		return
+	}
 	p.seq.Add(1)
 	p.pass.Store(uint64(pass))
 	p.cur.Store(cur)
 	p.max.Store(max)
 	p.seq.Add(1)
-	final := cur == max && pass == 5
-	if (p.fd > 0 && (cur == 0 || cur == max)) || final {
+	if final := cur == max && pass == 5; final {
 		p.report(final)
 	}
 }
@@ -204,11 +244,11 @@ func (p *progress) load() (pass, cur, max uint64) {
 	}
 }
 
-// report prints the current state if it moved on since the last print;
-// final forces the bar to be drawn (the end of the check).
+// report draws the bar if the check moved on since the last one; final
+// forces it to be drawn (the end of the check).
 func (p *progress) report(final bool) {
-	if !p.enabled.Load() {
-		return
+	if p.fd > 0 || !p.enabled.Load() {
+		return // the protocol's lines are written by Update
 	}
 	pass, cur, max := p.load()
 	if pass == 0 || pass >= uint64(len(passSpan)) {
@@ -216,15 +256,6 @@ func (p *progress) report(final bool) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.fd > 0 {
-		// Lines only go forward, pass by pass.
-		if pass < p.lastPass || (pass == p.lastPass && cur <= p.lastCur) {
-			return
-		}
-		p.lastPass, p.lastCur = pass, cur
-		fmt.Fprintf(p.out, "%d %d %d %s\n", pass, cur, max, p.name)
-		return
-	}
 	p.bar(pass, cur, max, final)
 }
 

@@ -84,9 +84,9 @@ func passMax(t *testing.T, who, dev string, lines []progressLine) map[uint64]uin
 	return maxes
 }
 
-// e2fsckProgress runs the installed e2fsck -fn -C 3 on img and returns
-// what it wrote to fd 3.
-func e2fsckProgress(t *testing.T, img string) string {
+// e2fsckProgress runs the installed e2fsck -C 3 on img with args (-fn
+// when none) and returns what it wrote to fd 3.
+func e2fsckProgress(t *testing.T, img string, args ...string) string {
 	t.Helper()
 	testfs.RequireE2fsprogs(t)
 	prog, err := exec.LookPath("e2fsck")
@@ -100,7 +100,10 @@ func e2fsckProgress(t *testing.T, img string) string {
 	fd3 := tempFile(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, prog, "-fn", "-C", "3", img)
+	if len(args) == 0 {
+		args = []string{"-fn"}
+	}
+	cmd := exec.CommandContext(ctx, prog, append(args, "-C", "3", img)...)
 	cmd.Env = testfs.Env(t)
 	cmd.ExtraFiles = []*os.File{fd3}
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -151,10 +154,12 @@ func progressImage(t *testing.T) string {
 		}})
 }
 
-// TestProgressFdMatchesE2fsck runs -C fd with 1 and 4 workers on a clean
-// and a damaged image: the lines follow the protocol, each pass ends at
-// cur == max, the passes and their max are e2fsck's, and the transcript
-// on stdout is the one without -C.
+// TestProgressFdMatchesE2fsck runs -C fd -n with 1 and 4 workers on a
+// clean and a damaged image: the lines follow the protocol (cur going
+// forward, as it does when nothing is fixed), each pass ends at cur ==
+// max, the passes and their max are e2fsck's, and the transcript on
+// stdout is the one without -C. TestProgressFdSameLinesAsE2fsck compares
+// the lines themselves.
 func TestProgressFdMatchesE2fsck(t *testing.T) {
 	clean := progressImage(t)
 	damaged := filepath.Join(t.TempDir(), "damaged.img")
@@ -187,6 +192,57 @@ func TestProgressFdMatchesE2fsck(t *testing.T) {
 				}
 				if len(got) != len(want) {
 					t.Errorf("passes %v, e2fsck's %v", got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestProgressFdSameLinesAsE2fsck: e2fsck writes a -C fd line for every
+// unit of every pass (each group in passes 1, 4 and 5, each directory
+// block in pass 2, each directory in pass 3), with no rate limit, so the
+// lines are a function of the image and the answers: gofsck must write
+// the same lines, one for one, whatever its worker count. Checked
+// read-only, and repairing damage that makes passes 1 and 2 run again
+// after a failed speculation (4 workers) and pass 5 count its groups anew
+// after fixing each bitmap (the cur of pass 5 goes back, as e2fsck's).
+func TestProgressFdSameLinesAsE2fsck(t *testing.T) {
+	clean := progressImage(t)
+	damaged := filepath.Join(t.TempDir(), "damaged.img")
+	testfs.Decompress(t, filepath.Join("sample", "damaged.img.gz"), damaged)
+	// A file in /big cleared: a pass 2 problem late in the directory
+	// blocks, then both bitmaps and the counts in pass 5.
+	cleared := testfs.CopyImage(t, clean)
+	testfs.Debugfs(t, cleared, "clri /big/f7000", "clri /d0600")
+	for _, c := range []struct {
+		name string
+		img  string
+		args []string
+	}{
+		{"clean-fn", clean, []string{"-fn"}},
+		{"clean-fy", clean, []string{"-fy"}},
+		{"damaged-fn", damaged, []string{"-fn"}},
+		{"damaged-fy", damaged, []string{"-fy"}},
+		{"cleared-fn", cleared, []string{"-fn"}},
+		{"cleared-fy", cleared, []string{"-fy"}},
+		{"cleared-fp", cleared, []string{"-fp"}},
+	} {
+		eimg := testfs.CopyImage(t, c.img)
+		want := e2fsckProgress(t, eimg, c.args...)
+		elines := parseProgress(t, "e2fsck", want)
+		if len(elines) < 5 {
+			t.Fatalf("%s: e2fsck wrote %d lines", c.name, len(elines))
+		}
+		for _, threads := range []string{"threads=1", "threads=4"} {
+			t.Run(c.name+"/"+threads, func(t *testing.T) {
+				gimg := testfs.CopyImage(t, c.img)
+				fd := tempFile(t)
+				// The name in the lines is the label, else the path.
+				runSplit(append(c.args, "-E", threads, "-C", strconv.Itoa(int(fd.Fd())), gimg)...)
+				got := strings.ReplaceAll(readBack(t, fd), gimg, eimg)
+				if got != want {
+					glines := parseProgress(t, "gofsck", got)
+					t.Errorf("%d lines, e2fsck's %d; differ %s", len(glines), len(elines), firstLineDiff(want, got))
 				}
 			})
 		}
@@ -279,23 +335,25 @@ func TestProgressSignals(t *testing.T) {
 	}
 }
 
-// TestProgressTick: what a tick prints between the first and last lines
-// of a pass, for the protocol and for the bar (which waits for the end of
-// an open line of the transcript).
+// TestProgressTick: the protocol writes a line for every Update, as
+// e2fsck writes one for every call, a tick only flushing them (a repeated
+// or earlier cur too: pass 5 counts its groups again after a fix); the bar
+// is drawn on a tick, and waits for the end of an open line of the
+// transcript.
 func TestProgressTick(t *testing.T) {
 	fd := tempFile(t)
 	p, _ := startProgress(&options{progressFd: int(fd.Fd()), progressOn: true}, "dev", &bytes.Buffer{})
 	p.Update(1, 0, 4)
 	p.Update(1, 2, 4)
-	p.report(false)
-	p.report(false) // nothing new
+	p.report(false) // nothing: the bar's
 	p.Update(1, 4, 4)
-	p.Update(2, 0, 10)
-	p.Update(2, 3, 10)
-	p.report(false)
-	p.Update(2, 10, 10)
+	p.Update(5, 0, 4)
+	p.Update(5, 1, 4)
+	p.Update(5, 2, 4)
+	p.Update(5, 1, 4)
+	p.Update(5, 4, 4)
 	p.stop()
-	want := "1 0 4 dev\n1 2 4 dev\n1 4 4 dev\n2 0 10 dev\n2 3 10 dev\n2 10 10 dev\n"
+	want := "1 0 4 dev\n1 2 4 dev\n1 4 4 dev\n5 0 4 dev\n5 1 4 dev\n5 2 4 dev\n5 1 4 dev\n5 4 4 dev\n"
 	if got := readBack(t, fd); got != want {
 		t.Errorf("protocol %q, want %q", got, want)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"gofsck/internal/blockdev"
 	"gofsck/internal/problem"
 )
 
@@ -69,8 +70,12 @@ func (r *repairRun) cancelledAtPrompt() int {
 	}
 	if modified {
 		r.printModified()
+		r.printReboot()
 	}
 	code := problem.ExitCancelled
+	if modified && r.o.mount&blockdev.IsRoot != 0 {
+		code |= problem.ExitReboot // e2fsck's cancel clears only bit 1
+	}
 	if r.rep.Status().Invalid {
 		fmt.Fprintf(r.stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", r.name)
 		code |= problem.ExitUncorrected

@@ -82,7 +82,10 @@ func runUndo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, undoFile+": "+headerProblem(err))
 		return 1
 	}
-	if mountedDevice(device) {
+	if mounted, err := mountedDevice(device); err != nil {
+		fmt.Fprintf(stderr, "%s: %s Error while determining whether %s is mounted.\n", undoProg, errorText(err), device)
+		return 1
+	} else if mounted {
 		fmt.Fprintf(stderr, "%s: should only be run on unmounted filesystems\n", undoProg)
 		return 1
 	}

@@ -75,7 +75,7 @@ func queueInfo(sysroot string, maj, min uint64) QueueInfo {
 	return info
 }
 
-func major(dev uint64) uint64 { return (dev>>8)&0xfff | (dev>>32)&^0xfff }
+// minor is a device number's minor half (major is in mounted.go).
 func minor(dev uint64) uint64 { return dev&0xff | (dev>>12)&^0xff }
 
 // ProbeResult is what Probe measured.

@@ -52,6 +52,11 @@ type Options struct {
 	Preen bool
 	// OptimizeDirs is -D: every directory is rebuilt in pass 3A.
 	OptimizeDirs bool
+	// Mounted: the filesystem is mounted (a read-only root, or a read-only
+	// mount checked with -f). e2fsck then leaves a journal kept in a visible
+	// file where it is and, with group descriptor checksums, a null UUID
+	// as it is: the kernel holds both.
+	Mounted bool
 	// ExternalJournal is the -j path of an external journal device.
 	ExternalJournal string
 	// JournalDev, when set, is the external journal device already opened

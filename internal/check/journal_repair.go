@@ -347,13 +347,12 @@ var visibleJournalNames = [...]string{".journal", "journal", ".journal.dat", "jo
 //     superblock's, without touching the group's other fields;
 //   - every superblock copy is written.
 //
-// The run is writable, so the filesystem is not mounted (gofsck refuses
-// to repair a mounted one), which e2fsck also requires.
+// Nothing moves on a mounted filesystem (Options.Mounted).
 func (c *Checker) moveVisibleJournal() {
 	f := c.fs
 	sb := c.sb
 	ino := sb.JournalInum()
-	if ino == 0 || ino == ondisk.JournalIno || ino > f.InodesCount || !sb.HasCompat(ondisk.CompatHasJournal) {
+	if c.opt.Mounted || ino == 0 || ino == ondisk.JournalIno || ino > f.InodesCount || !sb.HasCompat(ondisk.CompatHasJournal) {
 		return
 	}
 	n := c.readFullInode(ino)

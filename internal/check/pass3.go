@@ -41,13 +41,12 @@ func (c *Checker) pass3(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if i > 0 {
-				c.progress(3, uint64(i), ndirs)
-			}
 		}
 		if c.restartRequested() {
 			return c.pass3Restart() // pass 3 stops at the next directory
 		}
+		// Before the directory, as e2fsck counts it.
+		c.progress(3, uint64(i+1), ndirs)
 		dir := c.dirs[i].ino
 		if !c.inodeDir.Test(uint64(dir)) {
 			continue

@@ -154,7 +154,6 @@ func (c *Checker) pass5(ctx context.Context) error {
 		c.applyBitmapEdits(d)
 	}
 	c.checkBlockBitmaps(d)
-	c.progress(5, groups, 2*groups)
 	c.checkInodeBitmaps(d)
 	c.checkInodeEnd(d)
 	c.checkBlockEnd(d)
@@ -253,8 +252,12 @@ func (c *Checker) checkBlockBitmaps(d *diskBitmaps) {
 	last := f.ClusterOf(f.BlocksCount - 1)
 	// After the differences are fixed the on-disk bitmap is the computed
 	// one and the counts are made again (e2fsck's redo_counts).
+	groups := uint64(f.Groups)
 	for redo := false; ; redo = true {
 		free = 0
+		if redo {
+			c.progressRewind(5, 0) // the groups are counted anew
+		}
 		for g := uint32(0); g < f.Groups; g++ {
 			start := first + uint64(g)*cpg
 			end := min(start+cpg-1, last)
@@ -265,6 +268,7 @@ func (c *Checker) checkBlockBitmaps(d *diskBitmaps) {
 				gfree = n - c.blockFound.Count(start, n)
 				freeArray[g] = gfree
 				free += gfree
+				c.progress(5, uint64(g)+1, 2*groups)
 				continue
 			}
 			for cl := start; cl <= end; cl++ {
@@ -292,6 +296,7 @@ func (c *Checker) checkBlockBitmaps(d *diskBitmaps) {
 			}
 			freeArray[g] = gfree
 			free += gfree
+			c.progress(5, uint64(g)+1, 2*groups)
 		}
 		if redo {
 			break
@@ -335,8 +340,12 @@ func (c *Checker) checkInodeBitmaps(d *diskBitmaps) {
 	freeArray := make([]uint32, f.Groups)
 	dirArray := make([]uint32, f.Groups)
 	var free uint32
+	groups := uint64(f.Groups)
 	for redo := false; ; redo = true {
 		free = 0
+		if redo {
+			c.progressRewind(5, groups) // the groups are counted anew
+		}
 		for g := uint32(0); g < f.Groups; g++ {
 			gd := f.Group(g)
 			start := g*ipg + 1
@@ -345,6 +354,7 @@ func (c *Checker) checkInodeBitmaps(d *diskBitmaps) {
 			if skip && !c.inodeUsed.AnySet(uint64(start), uint64(ipg)) {
 				freeArray[g], dirArray[g] = ipg, 0
 				free += ipg
+				c.progress(5, groups+uint64(g)+1, 2*groups)
 				continue
 			}
 			if n := uint64(ipg); !skip && (redo || c.inodeUsed.Equal(d.inodes, uint64(start), n)) {
@@ -353,6 +363,7 @@ func (c *Checker) checkInodeBitmaps(d *diskBitmaps) {
 				freeArray[g] = ipg - uint32(used)
 				dirArray[g] = uint32(c.inodeUsed.CountAnd(c.inodeDir, uint64(start), n))
 				free += freeArray[g]
+				c.progress(5, groups+uint64(g)+1, 2*groups)
 				continue
 			}
 			for i := uint32(0); i < ipg; i++ {
@@ -384,6 +395,7 @@ func (c *Checker) checkInodeBitmaps(d *diskBitmaps) {
 			freeArray[g] = gfree
 			dirArray[g] = gdirs
 			free += gfree
+			c.progress(5, groups+uint64(g)+1, 2*groups)
 		}
 		if redo {
 			break

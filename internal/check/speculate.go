@@ -101,7 +101,12 @@ func (c *Checker) runSpeculative(ctx context.Context, n int, run func(context.Co
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return ctxErr
 	}
+	prog := c.prog
 	c.restoreSpeculation(saved)
+	// The units the speculation reported were reported: the serial run
+	// reports only the ones after them.
+	c.prog = prog
+	c.prog.replay = true
 	// The speculation's maps are garbage now: collect them before the
 	// serial pass allocates its own, so the run's peak stays one pass's.
 	runtime.GC()

@@ -262,7 +262,7 @@ const (
 func (c *Checker) writableSuperFixes() {
 	sb := c.sb
 	if sb.UUID() == [16]byte{} && !sb.HasRoCompat(ondisk.RoCompatMetadataCsum) &&
-		c.fix(problem.Problem{Code: problem.PR_0_ADD_UUID}) {
+		(!c.fs.GdtCsum || !c.opt.Mounted) && c.fix(problem.Problem{Code: problem.PR_0_ADD_UUID}) {
 		var u [16]byte
 		if _, err := crand.Read(u[:]); err != nil {
 			binary.LittleEndian.PutUint64(u[:], uint64(c.opt.Now.UnixNano()))

@@ -67,6 +67,16 @@ type Options struct {
 	// instead (Status.Unsupported), so that gofsck never claims a fix it
 	// does not make. Nil means every fix is implemented.
 	CanFix func(Code) bool
+	// Answers carries what interactive questions asked by an earlier
+	// Reporter of the run left (e2fsck's ask_yn keeps its count of yes
+	// answers for the whole run, and 'a' answers yes from then on).
+	Answers Answers
+}
+
+// Answers is the state interactive answers leave for later questions.
+type Answers struct {
+	yesStreak int  // consecutive yes answers (the "'a' enables" hint)
+	yesToAll  bool // 'a' was typed: every later question is answered yes
 }
 
 // Report is one printed problem, as passed to Options.Observe. Message
@@ -166,7 +176,7 @@ func NewReporter(out io.Writer, opts Options) *Reporter {
 	if out == nil {
 		out = io.Discard
 	}
-	r := &Reporter{out: out, opts: opts}
+	r := &Reporter{out: out, opts: opts, yesStreak: opts.Answers.yesStreak, yesToAll: opts.Answers.yesToAll}
 	if opts.In != nil {
 		r.in = bufio.NewReaderSize(opts.In, 16)
 	}
@@ -570,6 +580,16 @@ func (r *Reporter) ask(prompt string, def bool) bool {
 	}
 	return r.askYN(prompt, def)
 }
+
+// AskYN asks an interactive question outside the problem table, as
+// e2fsck's ask_yn: "prompt<y>? " (or "<n>"), one key read from In. A
+// Reporter that shares In with a later one should share a *bufio.Reader
+// of at least 16 bytes, so that no typed-ahead key is lost between them.
+func (r *Reporter) AskYN(prompt string, def bool) bool { return r.askYN(prompt, def) }
+
+// Answers returns the state interactive answers left, for Options.Answers
+// of a later Reporter.
+func (r *Reporter) Answers() Answers { return Answers{yesStreak: r.yesStreak, yesToAll: r.yesToAll} }
 
 // askYN is e2fsck's interactive ask_yn, reading single bytes from In.
 func (r *Reporter) askYN(prompt string, def bool) bool {
