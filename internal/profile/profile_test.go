@@ -16,7 +16,7 @@ type lookup struct {
 }
 
 func has(path, value string) lookup { return lookup{path, value, true} }
-func hasNot(path string) lookup      { return lookup{path: path} }
+func hasNot(path string) lookup     { return lookup{path: path} }
 
 // TestParse feeds the corner cases of e2fsprogs' profile parser and checks
 // the tree through lookups. The expectations follow lib/support/profile.c
