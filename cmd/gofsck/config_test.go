@@ -123,6 +123,11 @@ func TestConfigMatchesE2fsck(t *testing.T) {
 			"[options]\nmax_count_problems = 2\n", []string{"-fn"}, "...problem 0x040003 suppressed"},
 		{"max_count", ext4, refs,
 			"[options]\nmax_count_problems = 1\n[problems]\n0x040003 = {\nmax_count = 3\n}\n", []string{"-fy"}, "...problem 0x040003 suppressed"},
+		// The counts go on after "Restarting e2fsck from the
+		// beginning", pass headers included.
+		{"max_count across a restart", testfs.Spec{FSType: "ext4", Size: 8 << 20, Features: "inline_data", Populate: populate},
+			[]string{"rmdir lost+found", "mkdir lost+found"},
+			"[options]\nmax_count_problems = 1\n", []string{"-fy"}, "Restarting e2fsck from the beginning...\n...problem 0x010000 suppressed"},
 		{"max_count negative", ext4, refs,
 			"[problems]\n0x040003 = {\nmax_count = -1\n}\n", []string{"-fy"}, "Fix? yes"},
 		{"max_count bad number", ext4, refs,

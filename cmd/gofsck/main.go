@@ -592,6 +592,9 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exi
 	var rebuild []uint32
 	// mmp is the multi-mount protection of the run (mmp.go).
 	var mmp mmpRun
+	// prevRep is the reporter of the run before a restart, whose problem
+	// counts go on (e2fsck keeps them in its static problem table).
+	var prevRep *problem.Reporter
 	// undo is the run's undo file (-z), closed after the MMP block's last
 	// write (undosession.go).
 	undo := newUndoSession(o.undoFile, ov, f.BlockSize)
@@ -675,6 +678,8 @@ restart:
 		copt.Passes = o.report.observer(copt.Passes)
 	}
 	rep := problem.NewReporter(stdout, ropt)
+	rep.ContinueCounts(prevRep)
+	prevRep = rep
 	if f.Backup {
 		// Checking from a backup superblock, e2fsck does not suggest one
 		// before relocating group metadata.

@@ -142,3 +142,18 @@ func TestSettingsIgnoreOthers(t *testing.T) {
 		t.Errorf("keys %s %s", ConfigKey(PR_5_FREE_BLOCK_COUNT), ConfigKey(PR_1B_DUP_BLOCK))
 	}
 }
+
+// TestContinueCounts: a restarted check's Reporter goes on counting.
+func TestContinueCounts(t *testing.T) {
+	var out bytes.Buffer
+	opts := Options{Mode: ModeNo, MaxCount: 1}
+	first := NewReporter(&out, opts)
+	first.Header(PR_1_PASS_HEADER)
+	second := NewReporter(&out, opts)
+	second.ContinueCounts(first)
+	second.ContinueCounts(nil)
+	second.Header(PR_1_PASS_HEADER)
+	if want := "Pass 1: Checking inodes, blocks, and sizes\n...problem 0x010000 suppressed\n"; out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
+	}
+}

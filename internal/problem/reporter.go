@@ -242,6 +242,17 @@ func (r *Reporter) MarkFixed() { r.status.Fixed = true }
 // the check from the beginning.
 func (r *Reporter) MarkValid() { r.status.Invalid = false }
 
+// ContinueCounts carries on prev's count of reports of every code, for a
+// check that restarts from the beginning: e2fsck's counts live in its
+// static problem table, so max_count (Options.MaxCount, Setting.MaxCount)
+// goes on counting after the restart, pass headers included. A nil prev
+// changes nothing.
+func (r *Reporter) ContinueCounts(prev *Reporter) {
+	if prev != nil {
+		r.counts = prev.counts
+	}
+}
+
 // Count returns how many times c has been reported.
 func (r *Reporter) Count(c Code) int {
 	if i, ok := index(c); ok {
