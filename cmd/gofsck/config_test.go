@@ -419,3 +419,22 @@ func TestProblemSettings(t *testing.T) {
 		t.Error("no profile, some settings")
 	}
 }
+
+// TestConfigSuperCorruptMatchesE2fsck: the hint printed when no
+// superblock can be read is a problem (PR_0_SB_CORRUPT) whose description
+// and preen header e2fsck.conf may change.
+func TestConfigSuperCorruptMatchesE2fsck(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 8 << 20})
+	testfs.WriteAt(t, img, 1024+56, testfs.Le16(0)) // s_magic
+	conf := writeConf(t, "[problems]\n0x000004 = {\n\tdescription = \"@S is bad on @v.\\n\"\n\tpreen_noheader = true\n}\n")
+	for _, args := range [][]string{{"-fn"}, {"-p"}} {
+		gout, gcode, eout, ecode := confRun(t, conf, img, args...)
+		if gout != eout || gcode != ecode {
+			t.Errorf("%v: exit %d, e2fsck %d; transcripts differ:\n--- e2fsck\n%s--- gofsck\n%s", args, gcode, ecode, eout, gout)
+		}
+		if !strings.Contains(eout, "\nSuperblock is bad on device.\n") {
+			t.Errorf("%v: e2fsck did not take the description:\n%s", args, eout)
+		}
+	}
+}

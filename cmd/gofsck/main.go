@@ -455,11 +455,18 @@ func openWithFallback(o *options, dev blockdev.Device, stdout, stderr io.Writer)
 // message it starts with "device: " when preening (the name given with -N,
 // else the path: no superblock was read).
 func printSbCorrupt(o *options, stdout io.Writer) {
+	name := o.name
+	if name == "" {
+		name = o.device
+	}
+	if _, ok := o.conf.settings[problem.PR_0_SB_CORRUPT]; ok {
+		// e2fsck.conf says something about it: print it as the problem
+		// table's (with e2fsck's own name in it, as e2fsck does).
+		problem.NewReporter(stdout, problem.Options{Mode: o.mode, Device: name, Settings: o.conf.settings}).
+			Fix(problem.Problem{Code: problem.PR_0_SB_CORRUPT})
+		return
+	}
 	if o.preen {
-		name := o.name
-		if name == "" {
-			name = o.device
-		}
 		fmt.Fprintf(stdout, "%s: ", name)
 	}
 	fmt.Fprintf(stdout, badSuperHint, o.prog, o.prog, o.prog)
