@@ -480,16 +480,37 @@ func (p *Profile) Bool(def bool, names ...string) (bool, error) {
 		return def, nil
 	}
 	for _, w := range yesWords {
-		if strings.EqualFold(v, w) {
+		if asciiFold(v, w) {
 			return true, nil
 		}
 	}
 	for _, w := range noWords {
-		if strings.EqualFold(v, w) {
+		if asciiFold(v, w) {
 			return false, nil
 		}
 	}
 	return def, BadBoolean
+}
+
+// asciiFold is strcasecmp's equality: ASCII letters only (strings.EqualFold
+// would also take the Kelvin sign for a k).
+func asciiFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // Int returns the integer at names (strtol's syntax: blanks, a sign, then

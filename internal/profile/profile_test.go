@@ -133,6 +133,7 @@ func TestTyped(t *testing.T) {
 	n1 = NIL
 	n2 = 0
 	bad = maybe
+	folded = yeſ
 	hex = 0x1F
 	oct = 010
 	badoct = 08
@@ -158,7 +159,7 @@ func TestTyped(t *testing.T) {
 		err error
 	}{
 		{"y1", true, nil}, {"y2", true, nil}, {"y3", true, nil}, {"n1", false, nil}, {"n2", false, nil},
-		{"bad", true, BadBoolean}, {"missing", true, nil},
+		{"bad", true, BadBoolean}, {"folded", true, BadBoolean}, {"missing", true, nil},
 	} {
 		v, err := p.Bool(true, "o", tc.key)
 		if v != tc.v || err != tc.err {
