@@ -96,6 +96,8 @@ type options struct {
 	tty *bufio.Reader
 	// answers is what the question of check_mount left for the problems'.
 	answers problem.Answers
+	// conf is what e2fsck.conf says (config.go).
+	conf config
 }
 
 const optSpec = "panyrcdfktvDFVb:B:l:L:C:j:E:z:I:P:N:"
@@ -233,6 +235,12 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 		fmt.Fprintf(stderr, "%s: The -D and -E fixes_only options are incompatible.\n", o.prog)
 		return o, problem.ExitError, false
 	}
+	// e2fsck reads its profile at the end of PRS, before -F flushes.
+	conf, ok := loadConfig(stderr)
+	if !ok {
+		return o, problem.ExitError, false
+	}
+	applyConfig(o, conf)
 	if o.flush {
 		// -F: before the banner, as at the end of e2fsck's PRS.
 		if err := blockdev.FlushBuffers(o.device); err != nil {
@@ -447,11 +455,18 @@ func openWithFallback(o *options, dev blockdev.Device, stdout, stderr io.Writer)
 // message it starts with "device: " when preening (the name given with -N,
 // else the path: no superblock was read).
 func printSbCorrupt(o *options, stdout io.Writer) {
+	name := o.name
+	if name == "" {
+		name = o.device
+	}
+	if _, ok := o.conf.settings[problem.PR_0_SB_CORRUPT]; ok {
+		// e2fsck.conf says something about it: print it as the problem
+		// table's (with e2fsck's own name in it, as e2fsck does).
+		problem.NewReporter(stdout, problem.Options{Mode: o.mode, Device: name, Settings: o.conf.settings}).
+			Fix(problem.Problem{Code: problem.PR_0_SB_CORRUPT})
+		return
+	}
 	if o.preen {
-		name := o.name
-		if name == "" {
-			name = o.device
-		}
 		fmt.Fprintf(stdout, "%s: ", name)
 	}
 	fmt.Fprintf(stdout, badSuperHint, o.prog, o.prog, o.prog)
@@ -584,6 +599,9 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exi
 	var rebuild []uint32
 	// mmp is the multi-mount protection of the run (mmp.go).
 	var mmp mmpRun
+	// prevRep is the reporter of the run before a restart, whose problem
+	// counts go on (e2fsck keeps them in its static problem table).
+	var prevRep *problem.Reporter
 	// undo is the run's undo file (-z), closed after the MMP block's last
 	// write (undosession.go).
 	undo := newUndoSession(o.undoFile, ov, f.BlockSize)
@@ -617,7 +635,11 @@ restart:
 		return code
 	}
 	ropt := problem.Options{Mode: o.mode, Err: stderr, Device: name,
-		BackupSuper: uint64(f.SB.BlocksPerGroup()) + f.FirstDataBlock}
+		BackupSuper: uint64(f.SB.BlocksPerGroup()) + f.FirstDataBlock,
+		// e2fsck.conf: max_count_problems and the [problems] stanza.
+		MaxCount: o.conf.maxCount,
+		Settings: o.conf.settings,
+	}
 	if o.mode == problem.ModeInteractive {
 		ropt.In = o.tty
 	}
@@ -625,7 +647,11 @@ restart:
 	if ov != nil {
 		ropt.CanFix = check.CanFix
 	}
-	copt := check.Options{ReadOnly: ov == nil, Now: time.Now(), ExternalJournal: jx.pathOr(o.journal), JournalDev: jx.journalDevice(), JournalHint: jx.journalHint(), Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch, NoOptimizeExtents: o.ext.noOptimizeExtents, ConvertBmap: o.ext.bmap2extent, FixesOnly: o.ext.fixesOnly, NoSpeculation: o.ext.noSpeculation, Ext4Available: ov != nil && kernelHasExt4()}
+	copt := check.Options{ReadOnly: ov == nil, Now: time.Now(), ExternalJournal: jx.pathOr(o.journal), JournalDev: jx.journalDevice(), JournalHint: jx.journalHint(), Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch, NoOptimizeExtents: o.ext.noOptimizeExtents, ConvertBmap: o.ext.bmap2extent, FixesOnly: o.ext.fixesOnly, NoSpeculation: o.ext.noSpeculation,
+		// The test_fs flag is cleared only by a writable run, when
+		// e2fsck.conf allows and the kernel has ext4.
+		Ext4Available:     ov != nil && !o.conf.keepTestFS && kernelHasExt4(),
+		BrokenSystemClock: o.conf.brokenClock, NoTimeFudge: o.conf.noTimeFudge, DirSlack: o.conf.dirSlack}
 	if o.ra != nil {
 		copt.PrefetchBytes = o.ra.window()
 	}
@@ -659,6 +685,8 @@ restart:
 		copt.Passes = o.report.observer(copt.Passes)
 	}
 	rep := problem.NewReporter(stdout, ropt)
+	rep.ContinueCounts(prevRep)
+	prevRep = rep
 	if f.Backup {
 		// Checking from a backup superblock, e2fsck does not suggest one
 		// before relocating group metadata.
@@ -729,14 +757,17 @@ restart:
 	// After fixes before the passes e2fsck checks fully without saying why
 	// (check_if_skip returns at once when problems were fixed).
 	if !o.force && !o.bb.active() && !rep.Status().Fixed && !fixedEarlier {
-		if reason := skipReason(f, invalid, chk.BackupSuperDiffers); reason == "" {
+		if reason := skipReason(f, invalid, chk.BackupSuperDiffers, &o.conf); reason == "" {
+			if brokenClock(&o.conf) && f.SB.CheckInterval() != 0 {
+				fmt.Fprintf(stdout, "%s: ignoring check interval, broken_system_clock set\n", name)
+			}
 			if !skipFixes(o, rc, chk, stderr) {
 				return problem.ExitError
 			}
 			sb := f.SB
 			iu, bu := uint64(sb.InodesCount()-sb.FreeInodesCount()), f.BlocksCount-sb.FreeBlocksCount()
 			line := fmt.Sprintf("%s: clean, %d/%d files, %d/%d blocks%s\n", name,
-				iu, sb.InodesCount(), bu, f.BlocksCount, nextCheckHint(f))
+				iu, sb.InodesCount(), bu, f.BlocksCount, nextCheckHint(f, &o.conf))
 			io.WriteString(stdout, line)
 			o.report.setClean(line, iu, uint64(sb.InodesCount()), bu, f.BlocksCount)
 			return problem.ExitOK
@@ -759,7 +790,7 @@ restart:
 		return rc.halt()
 	}
 	if rep.Status().Cancelled {
-		return rc.cancelledAtPrompt() // tty.go
+		return rc.cancelledAtPrompt(f.SB.State()) // tty.go
 	}
 	if errors.Is(err, check.ErrRestart) && ov != nil && restarts < 16 {
 		// Pass 1 cleared an inode part way through its blocks: e2fsck
@@ -804,6 +835,9 @@ restart:
 		st := rep.Status()
 		st.Cancelled = true
 		end.SuperHadErrors = f.SB.State()&ondisk.StateError != 0
+		// allow_cancellation looks at the superblock as it is now.
+		end.SuperWasValid = f.SB.State()&ondisk.StateValid != 0
+		end.AllowCancellation = o.conf.allowCancellation
 		if st.Invalid || end.SuperHadErrors {
 			fmt.Fprintf(stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", name)
 		}
@@ -924,15 +958,14 @@ func abortRun(o *options, rep *problem.Reporter, end problem.RunEnd, name string
 // or "" when the filesystem may be skipped as clean. backupDiffers is the
 // comparison with the backup superblock, which e2fsck makes only when it
 // can write (check.Checker.BackupSuperDiffers). orphan_present does not force a check in e2fsck 1.47.0 (the
-// orphan file is validated only by a full check).
-func skipReason(f *fs.FS, invalid bool, backupDiffers func() bool) string {
+// orphan file is validated only by a full check). conf gives
+// broken_system_clock and accept_time_fudge.
+func skipReason(f *fs.FS, invalid bool, backupDiffers func() bool, conf *config) string {
 	sb := f.SB
 	now := time.Now().Unix()
-	// A clock before 2010 is not trusted: e2fsck then ignores the check
-	// interval (as with broken_system_clock).
-	sane := now >= 1262322000
+	broken := brokenClock(conf)
 	lastcheck := int64(sb.LastCheck())
-	if lastcheck > now {
+	if lastcheck > now && !conf.noTimeFudge {
 		lastcheck -= 86400 // accept_time_fudge
 	}
 	interval := int64(sb.CheckInterval())
@@ -945,16 +978,23 @@ func skipReason(f *fs.FS, invalid bool, backupDiffers func() bool) string {
 		return " primary superblock features different from backup"
 	case sb.MaxMntCount() > 0 && uint32(sb.MntCount()) >= uint32(sb.MaxMntCount()):
 		return fmt.Sprintf(" has been mounted %d times without being checked", sb.MntCount())
-	case sane && interval != 0 && now < lastcheck:
+	case !broken && interval != 0 && now < lastcheck:
 		return " has filesystem last checked time in the future"
-	case sane && interval != 0 && now-lastcheck >= interval:
+	case !broken && interval != 0 && now-lastcheck >= interval:
 		return fmt.Sprintf(" has gone %d days without being checked", uint32((now-int64(sb.LastCheck()))/(3600*24)))
 	}
 	return ""
 }
 
+// brokenClock says whether check_if_skip ignores the check interval: when
+// e2fsck.conf says broken_system_clock, or the clock is before 2010, which
+// e2fsck does not trust.
+func brokenClock(conf *config) bool {
+	return conf.brokenClock || time.Now().Unix() < 1262322000
+}
+
 // nextCheckHint is the clean line's hint about the next forced check.
-func nextCheckHint(f *fs.FS) string {
+func nextCheckHint(f *fs.FS, conf *config) string {
 	sb := f.SB
 	next := int64(100000)
 	if sb.MaxMntCount() > 0 {
@@ -964,7 +1004,7 @@ func nextCheckHint(f *fs.FS) string {
 		}
 	}
 	now := time.Now().Unix()
-	if now >= 1262322000 && sb.CheckInterval() != 0 && now-int64(sb.LastCheck()) >= int64(sb.CheckInterval()) {
+	if !brokenClock(conf) && sb.CheckInterval() != 0 && now-int64(sb.LastCheck()) >= int64(sb.CheckInterval()) {
 		next = 1
 	}
 	switch {

@@ -26,15 +26,28 @@ func runGofsck(args ...string) (string, int) {
 // name it like that) with the test environment and a timeout.
 func runE2fsck(t *testing.T, args ...string) (string, int) {
 	t.Helper()
+	return runE2fsckEnv(t, nil, args...)
+}
+
+// runE2fsckEnv is runE2fsck with the variables of env ("NAME=value")
+// replacing the test environment's.
+func runE2fsckEnv(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
 	testfs.RequireE2fsprogs(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "e2fsck", args...)
-	var env []string
+	env = append([]string(nil), env...)
+	override := make(map[string]bool)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		override[k] = true
+	}
 	for _, kv := range testfs.Env(t) {
+		k, _, _ := strings.Cut(kv, "=")
 		switch {
-		case strings.HasPrefix(kv, "E2FSPROGS_FAKE_TIME="):
-		case strings.HasPrefix(kv, "PATH="):
+		case override[k], k == "E2FSPROGS_FAKE_TIME":
+		case k == "PATH":
 			env = append(env, kv+":/usr/sbin:/sbin")
 		default:
 			env = append(env, kv)

@@ -50,15 +50,26 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 // left over.
 func runOnPTY(t *testing.T, prog string, answers string, args ...string) (string, int, string) {
 	t.Helper()
+	return runOnPTYEnv(t, prog, answers, nil, args...)
+}
+
+// runOnPTYEnv is runOnPTY with the variables of env ("NAME=value")
+// replacing the test environment's.
+func runOnPTYEnv(t *testing.T, prog string, answers string, env []string, args ...string) (string, int, string) {
+	t.Helper()
 	master, slave := openPTY(t)
 	defer master.Close()
 	cmd := exec.Command(prog, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	env := testfs.Env(t)
-	out := env[:0:0]
+	override := map[string]bool{"E2FSPROGS_FAKE_TIME": true}
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, "E2FSPROGS_FAKE_TIME=") {
+		k, _, _ := strings.Cut(kv, "=")
+		override[k] = true
+	}
+	out := append([]string(nil), env...)
+	for _, kv := range testfs.Env(t) {
+		if k, _, _ := strings.Cut(kv, "="); !override[k] {
 			out = append(out, kv)
 		}
 	}
@@ -149,10 +160,7 @@ func TestInteractiveOnTerminal(t *testing.T) {
 // the answers it left.
 func interactiveAgree(t *testing.T, base, answers string) (eout, eleft string) {
 	t.Helper()
-	e2fsck, err := exec.LookPath("e2fsck")
-	if err != nil {
-		e2fsck = "/sbin/e2fsck"
-	}
+	e2fsck := lookE2fsck()
 	gimg, eimg := testfs.CopyImage(t, base), testfs.CopyImage(t, base)
 	gout, gcode, gleft := runOnPTY(t, testfs.GofsckPath(t), answers, "-f", gimg)
 	eout, ecode, eleft := runOnPTY(t, e2fsck, answers, "-f", eimg)
@@ -165,6 +173,14 @@ func interactiveAgree(t *testing.T, base, answers string) (eout, eleft string) {
 	// dtime and ctime may fall in different seconds.
 	compareImagesButInodeTimes(t, "interactive "+answers, gimg, eimg)
 	return eout, eleft
+}
+
+// lookE2fsck returns the installed e2fsck's path.
+func lookE2fsck() string {
+	if p, err := exec.LookPath("e2fsck"); err == nil {
+		return p
+	}
+	return "/sbin/e2fsck"
 }
 
 // TestInteractiveInterrupt: Ctrl-C at a question (the terminal sends

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gofsck/internal/blockdev"
+	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
 
@@ -61,8 +62,10 @@ func (r ttyReader) Read(p []byte) (int, error) {
 // after its signal handler cancelled the run: "canceled", the fixes made
 // so far kept (e2fsck's are on disk by then; the end-of-run superblock is
 // not written), "MODIFIED" when there were any, "still has errors" when
-// an answer left errors, and exit 32 (with 4 then).
-func (r *repairRun) cancelledAtPrompt() int {
+// an answer left errors, and exit 32 (with 4 then), or 0 with
+// e2fsck.conf's allow_cancellation when the superblock's state (as it is
+// now) says valid and error-free.
+func (r *repairRun) cancelledAtPrompt(state uint16) int {
 	fmt.Fprintf(r.stdout, "%s: e2fsck canceled.\n", r.name)
 	modified := r.modified()
 	if !r.flush() {
@@ -79,6 +82,9 @@ func (r *repairRun) cancelledAtPrompt() int {
 	if r.rep.Status().Invalid {
 		fmt.Fprintf(r.stdout, "\n%s: ********** WARNING: Filesystem still has errors **********\n\n", r.name)
 		code |= problem.ExitUncorrected
+	} else if r.o.conf.allowCancellation && state&ondisk.StateValid != 0 && state&ondisk.StateError == 0 {
+		// e2fsck.conf's allow_cancellation: a valid filesystem is clean.
+		code = problem.ExitOK
 	}
 	return code
 }

@@ -99,6 +99,18 @@ type Options struct {
 	// writable run then clears the superblock's test_fs flag
 	// (PR_0_CLEAR_TESTFS_FLAG), as e2fsck does.
 	Ext4Available bool
+	// BrokenSystemClock is e2fsck.conf's broken_system_clock: the
+	// superblock's mount and write times are not checked against Now.
+	BrokenSystemClock bool
+	// NoTimeFudge is e2fsck.conf's accept_time_fudge = false: a
+	// superblock time up to a day ahead of Now is reported as in the
+	// future like any other (PR_0_FUTURE_SB_LAST_*), not as the fudged
+	// kind.
+	NoTimeFudge bool
+	// DirSlack, when set, is e2fsck.conf's indexed_dir_slack_percentage:
+	// the part of each leaf block pass 3A leaves free when it rebuilds an
+	// htree directory (nil: e2fsck's 20).
+	DirSlack *uint32
 	// Rebuild are the inodes a run before a restart queued for pass 1E
 	// (RebuildQueue): e2fsck's inodes_to_rebuild survives its restarts.
 	Rebuild []uint32

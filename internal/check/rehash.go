@@ -169,7 +169,11 @@ func (c *Checker) rebuildDir(dir uint32) error {
 
 	// Lay out the leaves (copy_dir_entries).
 	hashIn := hashInInode(n) // entries keep their hashes (enccasefold.go)
-	out, hashes := copyDirEntries(ents, bs, csumSize, compress, hashIn)
+	slackPct := 20
+	if c.opt.DirSlack != nil {
+		slackPct = int(*c.opt.DirSlack)
+	}
+	out, hashes := copyDirEntries(ents, bs, csumSize, slackPct, compress, hashIn)
 	if !compress {
 		var err error
 		if out, err = c.calculateTree(out, hashes, dir, parent, bs, csumSize); err != nil {
@@ -327,8 +331,10 @@ func (c *Checker) fixDuplicates(dir uint32, n ondisk.Inode, ents []hashEntry, hv
 // copyDirEntries packs the entries into leaf blocks as e2fsck's
 // copy_dir_entries does. In index mode block 0 is left for the root.
 // hashes[i] is the first hash of block i (with the collision bit). With
-// hashIn every entry is written with its hashes after the name.
-func copyDirEntries(ents []hashEntry, bs, csumSize int, compress, hashIn bool) ([][]byte, []uint32) {
+// hashIn every entry is written with its hashes after the name. Outside
+// compress mode slackPct percent of each block is left free
+// (indexed_dir_slack_percentage).
+func copyDirEntries(ents []hashEntry, bs, csumSize, slackPct int, compress, hashIn bool) ([][]byte, []uint32) {
 	var out [][]byte
 	var hashes []uint32
 	next := func() []byte {
@@ -347,7 +353,7 @@ func copyDirEntries(ents []hashEntry, bs, csumSize int, compress, hashIn bool) (
 	minRecLen := ondisk.DirRecLen(1, extra)
 	slack := minRecLen
 	if !compress {
-		slack = (bs - csumSize) * 20 / 100
+		slack = (bs - csumSize) * slackPct / 100
 		if slack < minRecLen {
 			slack = minRecLen
 		}

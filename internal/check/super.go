@@ -16,7 +16,8 @@ const (
 	// timeInsane is 2010-01-01: e2fsck distrusts a clock before it and
 	// skips every time-based check.
 	timeInsane = 1262322000
-	// timeFudge is e2fsck's default accept_time_fudge window.
+	// timeFudge is e2fsck's accept_time_fudge window (e2fsck.conf can
+	// turn it off: Options.NoTimeFudge).
 	timeFudge = 86400
 )
 
@@ -333,11 +334,15 @@ func (c *Checker) checkSuperFields() {
 		return
 	}
 	now := c.opt.Now.Unix()
-	if (c.forced() || sb.CheckInterval() != 0) && now >= timeInsane {
+	fudge := uint64(timeFudge)
+	if c.opt.NoTimeFudge {
+		fudge = 0
+	}
+	if (c.forced() || sb.CheckInterval() != 0) && !c.opt.BrokenSystemClock && now >= timeInsane {
 		now32 := uint32(now)
 		if v := sb.Mtime(); v > now32 {
 			code := problem.PR_0_FUTURE_SB_LAST_MOUNT
-			if uint64(v) <= uint64(now32)+timeFudge {
+			if uint64(v) <= uint64(now32)+fudge {
 				code = problem.PR_0_FUTURE_SB_LAST_MOUNT_FUDGED
 			}
 			if c.fix(problem.Problem{Code: code, Num: uint64(v)}) {
@@ -346,7 +351,7 @@ func (c *Checker) checkSuperFields() {
 		}
 		if v := sb.Wtime(); v > now32 {
 			code := problem.PR_0_FUTURE_SB_LAST_WRITE
-			if uint64(v) <= uint64(now32)+timeFudge {
+			if uint64(v) <= uint64(now32)+fudge {
 				code = problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED
 			}
 			if c.fix(problem.Problem{Code: code, Num: uint64(v)}) {

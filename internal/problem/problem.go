@@ -33,6 +33,11 @@
 //     3A / 1E. SetLatchState pre-latches LatchReloc when -b was given; a
 //     yes to PR_1_SUPPRESS_MESSAGES silences LatchBlock until its end.
 //   - At the end, r.Status().ExitCode(RunEnd{...}) is the exit status.
+//
+// e2fsck.conf's [problems] stanza reaches the Reporter as Options.Settings
+// (config.go): each Reporter applies them over its own copy of the
+// catalogue, so that Fix and Answer see the configured message, flags
+// and max_count; the shared catalogue (Lookup, Defs) stays e2fsck's.
 package problem
 
 // Code is e2fsck's numeric problem code: 0xPPNNNN where PP is the pass

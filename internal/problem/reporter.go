@@ -48,11 +48,17 @@ type Options struct {
 	// Location is the time zone for %t, %T and %IM (e2fsck uses the local
 	// time zone, TZ). Nil uses time.Local.
 	Location *time.Location
-	// MaxCount, when positive, is e2fsck's max_count_problems: after a code
-	// has been reported MaxCount times further reports of it are not
-	// printed (in -n/-y mode, or for preen-safe problems when preening),
-	// and "...problem 0x%06x suppressed" is printed once.
+	// MaxCount, when not 0, is e2fsck.conf's max_count_problems: after a
+	// code has been reported MaxCount times further reports of it are not
+	// printed (in -n/-y mode, for preen-safe problems when preening, and
+	// for latch members whose latch is answered), and "...problem 0x%06x
+	// suppressed" is printed once. A negative count, as in e2fsck,
+	// suppresses every report without that line.
 	MaxCount int
+	// Settings are e2fsck.conf's [problems] entries (see Setting); codes
+	// not in the catalogue, or of the I/O channel's questions, are
+	// ignored.
+	Settings map[Code]Setting
 	// BeforePrint, if set, is called before anything is printed (to clear
 	// a progress bar).
 	BeforePrint func()
@@ -152,6 +158,10 @@ type Reporter struct {
 	out  io.Writer
 	opts Options
 	in   *bufio.Reader
+	// defs is the catalogue with Options.Settings applied (the shared one
+	// without settings); max the per-code MaxCount then (nil without).
+	defs *[len(all)]Def
+	max  *[len(all)]int
 
 	yesToAll  bool // interactive 'a' switched answering to yes
 	yesStreak int  // consecutive interactive yes answers
@@ -177,6 +187,7 @@ func NewReporter(out io.Writer, opts Options) *Reporter {
 		out = io.Discard
 	}
 	r := &Reporter{out: out, opts: opts, yesStreak: opts.Answers.yesStreak, yesToAll: opts.Answers.yesToAll}
+	r.defs, r.max = configure(opts)
 	if opts.In != nil {
 		r.in = bufio.NewReaderSize(opts.In, 16)
 	}
@@ -230,6 +241,17 @@ func (r *Reporter) MarkFixed() { r.status.Fixed = true }
 // MarkValid clears the Invalid status, as e2fsck does when it restarts
 // the check from the beginning.
 func (r *Reporter) MarkValid() { r.status.Invalid = false }
+
+// ContinueCounts carries on prev's count of reports of every code, for a
+// check that restarts from the beginning: e2fsck's counts live in its
+// static problem table, so max_count (Options.MaxCount, Setting.MaxCount)
+// goes on counting after the restart, pass headers included. A nil prev
+// changes nothing.
+func (r *Reporter) ContinueCounts(prev *Reporter) {
+	if prev != nil {
+		r.counts = prev.counts
+	}
+}
 
 // Count returns how many times c has been reported.
 func (r *Reporter) Count(c Code) int {
@@ -301,7 +323,7 @@ func (r *Reporter) Message(p Problem) string {
 	if !ok {
 		return fmt.Sprintf("Unhandled error code (0x%x)!\n", uint32(p.Code))
 	}
-	return r.expand(all[i].Msg, &p)
+	return r.expand(r.defs[i].Msg, &p)
 }
 
 // Answer returns what Fix would answer for p in a non-interactive mode,
@@ -314,7 +336,7 @@ func (r *Reporter) Answer(p Problem) bool {
 	if !ok || r.Stopped() {
 		return false
 	}
-	d := &all[i]
+	d := &r.defs[i]
 	if d.Flags&FlagFatal != 0 || d.Prompt == PromptAbort {
 		// Fix stops the run and answers no.
 		return false
@@ -359,6 +381,14 @@ func (r *Reporter) print(s string) {
 	io.WriteString(r.out, s)
 }
 
+// maxCount is the code at index i's max_count (0: no limit).
+func (r *Reporter) maxCount(i int) int {
+	if r.max != nil {
+		return r.max[i]
+	}
+	return r.opts.MaxCount
+}
+
 // defaultAnswer is e2fsck's def_yn.
 func (r *Reporter) defaultAnswer(d *Def) bool {
 	return d.Flags&FlagNoDefault == 0 &&
@@ -388,7 +418,7 @@ func (r *Reporter) fix(p Problem) int {
 	r.depth++
 	defer func() { r.depth-- }()
 
-	d := &all[i]
+	d := &r.defs[i]
 	r.counts[i]++
 	r.lastAll = false
 	preen := r.opts.Mode == ModePreen
@@ -427,7 +457,7 @@ func (r *Reporter) fix(p Problem) int {
 	if d.Flags&FlagNoNoMsg != 0 && (r.opts.Mode == ModeNo || d.Flags&FlagForceNo != 0) {
 		suppress = true
 	}
-	if max := r.opts.MaxCount; max > 0 && r.counts[i] > max {
+	if max := r.maxCount(i); max != 0 && r.counts[i] > max {
 		if r.opts.Mode == ModeNo || r.opts.Mode == ModeYes || r.yesToAll {
 			suppress = true
 		}
