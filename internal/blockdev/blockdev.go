@@ -279,6 +279,7 @@ var (
 	_ Prefetcher      = (*File)(nil)
 	_ LaterPrefetcher = (*File)(nil)
 )
+
 // Buffer-cache ioctls: BLKFLSBUF for block devices, FDFLUSH for floppies.
 const (
 	blkFlsBuf = 0x1261
