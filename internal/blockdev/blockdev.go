@@ -258,8 +258,10 @@ type LaterPrefetcher interface {
 }
 
 // PrefetchLater is Prefetch for what a later pass will read: with a
-// read-ahead, it is read only when nothing Prefetch asked for is
-// waiting; without one it does nothing (kernel hints have no priority).
+// read-ahead on a parallel device, it is read only when nothing Prefetch
+// asked for is waiting; on a serial device, or without a read-ahead, it
+// does nothing (a serial device has no spare capacity, and kernel hints
+// have no priority).
 func (d *File) PrefetchLater(off, n int64) {
 	if d.ra == nil || n <= 0 || off < 0 || off >= d.size {
 		return

@@ -98,8 +98,6 @@ type readahead struct {
 	later     []raSpan
 	laterHead int
 	laterBusy int
-	// busyReads is the reads in flight (both queues).
-	busyReads int
 	cursor    int64 // Serial: the elevator's position
 	closed    bool
 	started   bool
@@ -187,8 +185,13 @@ func (r *readahead) add(off, n int64) {
 	}
 }
 
-// addLater queues [off, off+n) behind everything add queues.
+// addLater queues [off, off+n) behind everything add queues. A serial
+// device has no spare capacity to give a later pass: there the hint is
+// ignored, and the later pass's own hints read the range when it comes.
 func (r *readahead) addLater(off, n int64) {
+	if r.mode == Serial {
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed || len(r.later)-r.laterHead >= maxQueue {
@@ -228,16 +231,9 @@ func (r *readahead) promote() {
 }
 
 // laterOK reports whether a worker may take a later range now: a
-// quarter of the workers may on a parallel device, one on a serial one
-// when no other read is in flight (it has no spare capacity otherwise).
+// quarter of the workers may.
 func (r *readahead) laterOK() bool {
-	if r.laterHead == len(r.later) {
-		return false
-	}
-	if r.mode == Serial {
-		return r.busyReads == 0
-	}
-	return r.laterBusy < max(1, r.depth/4)
+	return r.laterHead < len(r.later) && r.laterBusy < max(1, r.depth/4)
 }
 
 // start starts the workers on the first hint. Called with mu held.
@@ -268,25 +264,22 @@ func (r *readahead) next() (s raSpan, later, ok bool) {
 		s := r.later[r.laterHead]
 		r.laterHead++
 		r.laterBusy++
-		r.busyReads++
 		return s, true, true
 	case r.mode == Parallel:
 		s := r.queue[r.head]
 		r.head++
-		r.busyReads++
 		return s, false, true
 	}
-	r.busyReads++
 	return r.nextAscending(), false, true
 }
 
 // done ends a read; later says it was a later range.
 func (r *readahead) done(later bool) {
-	r.mu.Lock()
-	r.busyReads--
-	if later {
-		r.laterBusy--
+	if !later {
+		return
 	}
+	r.mu.Lock()
+	r.laterBusy--
 	r.mu.Unlock()
 	r.cond.Signal()
 }
