@@ -244,7 +244,7 @@ statsline() {
 }
 
 # runone PROG IMAGE DEPTH OUT: one cold run on a fresh device; appends
-# "wall rss_kb reads bytes busy_s rc" to OUT and keeps the transcript
+# "wall rss_kb reads bytes busy_s rc cpu_s" to OUT and keeps the transcript
 # (version banner removed) in OUT.transcript.
 runone() {
 	local prog=$1 img=$2 q=$3 out=$4 t0 t1 rc
@@ -271,8 +271,10 @@ runone() {
 	grep -v -E -e '^(e2fsck|gofsck) [0-9]' -e 'Using EXT2FS Library' -e '^\[Thread [0-9]+\] Scan' "$work/out" >"$out.transcript"
 	[ "$rc" -eq 0 ] || cp "$work/out" "$out.fail"
 	local rss
+	local rss cpu
 	rss=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time" 2>/dev/null)
-	echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') ${rss:--} $(statsline) $rc" >>"$out"
+	cpu=$(awk -F': ' '/User time/ { u = $2; n++ } /System time/ { s = $2; n++ } END { if (n == 2) printf "%.2f", u + s }' "$work/time" 2>/dev/null)
+	echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') ${rss:--} $(statsline) $rc ${cpu:--}" >>"$out"
 }
 
 # median COLUMN FILE [FORMAT]: median of a numeric column, "-" if none.
@@ -281,29 +283,33 @@ median() {
 		awk -v f="${3:-%.2f}" '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) printf f "\n", v[(NR + 1) / 2]; else printf f "\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# column FILE WHAT: median over the runs of reads, mib (read MiB), kib (KiB
-# per read), inflight (device busy time / wall) or rss (MiB), from the
-# fields wall=$1 rss=$2 reads=$3 bytes=$4 busy=$5.
+# column FILE WHAT: median over the runs of cpu (user+sys s), reads, mib
+# (read MiB), kib (KiB per read), ms (device ms per read), inflight (device
+# busy time / wall) or rss (MiB), from the fields wall=$1 rss=$2 reads=$3
+# bytes=$4 busy=$5 cpu=$7.
 column() {
 	awk -v what="$2" '$3 != "-" {
-		if (what == "reads") v = $3
+		if (what == "cpu") v = $7
+		else if (what == "reads") v = $3
 		else if (what == "mib") v = $4 / 1048576
 		else if (what == "kib") v = $3 > 0 ? $4 / $3 / 1024 : 0
+		else if (what == "ms") v = $3 > 0 ? $5 / $3 * 1000 : 0
 		else if (what == "inflight") v = $1 > 0 ? $5 / $1 : 0
 		else if (what == "rss") v = $2 == "-" ? "-" : $2 / 1024
 		print v
 	}' "$1" >"$work/col"
 	local f=%.0f
-	case $2 in mib) f=%.1f ;; inflight) f=%.2f ;; esac
+	case $2 in mib) f=%.1f ;; cpu | ms | inflight) f=%.2f ;; esac
 	median 1 "$work/col" "$f"
 }
 
 # ratio E P: median of the per-run wall(e2fsck)/wall(P).
 ratio() {
-	paste -d' ' "$1" "$2" | awk '$1 > 0 && $7 > 0 { print $1 / $7 }' >"$work/col"
+	paste -d' ' "$1" "$2" | awk '{ p = $(NF / 2 + 1) } $1 > 0 && p > 0 { print $1 / p }' >"$work/col"
 	median 1 "$work/col" "%.2f"
 }
 
+metrics=(cpu reads mib kib ms inflight rss)
 start_load=$(cut -d' ' -f1-3 /proc/loadavg)
 rows=()
 for w in "${workloads[@]}"; do
@@ -331,20 +337,10 @@ for w in "${workloads[@]}"; do
 		same=no
 		cmp -s "$e.transcript" "$work/$w.$q.gofsck.transcript" && same=yes
 		row+=" | $same"
-		for p in "${progs[@]}"; do
-			row+=" | $(column "$work/$w.$q.$p" reads)"
-		done
-		for p in "${progs[@]}"; do
-			row+=" | $(column "$work/$w.$q.$p" mib)"
-		done
-		for p in "${progs[@]}"; do
-			row+=" | $(column "$work/$w.$q.$p" kib)"
-		done
-		for p in "${progs[@]}"; do
-			row+=" | $(column "$work/$w.$q.$p" inflight)"
-		done
-		for p in "${progs[@]}"; do
-			row+=" | $(column "$work/$w.$q.$p" rss)"
+		for what in "${metrics[@]}"; do
+			for p in "${progs[@]}"; do
+				row+=" | $(column "$work/$w.$q.$p" "$what")"
+			done
 		done
 		notes=
 		for p in "${progs[@]}"; do
@@ -380,7 +376,7 @@ align='|---|--:'
 for p in "${progs[@]}"; do align+='|--:'; done
 for p in "${progs[@]}"; do [ "$p" = e2fsck ] || align+='|--:'; done
 align+='|---'
-for ((i = 0; i < 5 * ${#progs[@]}; i++)); do align+='|--:'; done
+for ((i = 0; i < ${#metrics[@]} * ${#progs[@]}; i++)); do align+='|--:'; done
 align+='|---|'
 
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
@@ -411,13 +407,14 @@ conn8=$(connections 8)
 	echo "fusermount3 -u MNT                                            # nbdkit then exits and writes STATS"
 	echo '```'
 	echo
-	echo "| workload | depth$(header s)$ratios | same output$(header reads)$(header read MiB)$(header KiB/read)$(header in flight)$(header RSS MiB) | notes |"
+	echo "| workload | depth$(header s)$ratios | same output$(header user+sys s)$(header reads)$(header read MiB)$(header KiB/read)$(header ms/read)$(header in flight)$(header RSS MiB) | notes |"
 	echo "$align"
 	printf '%s\n' "${rows[@]}"
 	echo
 	echo "How to read it: depth is how many reads the device serves at once (1: one at a time); every read waits $lat at the device, whatever its size."
 	echo "s is the wall time of the run, medians over the runs; ratio is the median of the per-run e2fsck/program wall-time ratios (above 1: faster than e2fsck)."
-	echo "reads, read MiB and KiB/read are what reached the device, counted by nbdkit's stats filter: the checker's reads after the kernel's page cache, readahead and FUSE have split or merged them."
+	echo "user+sys s is the program's CPU time from /usr/bin/time -v (the device's own CPU, in nbdkit and nbdfuse, is not in it)."
+	echo "reads, read MiB and KiB/read are what reached the device, counted by nbdkit's stats filter: the checker's reads after the kernel's page cache, readahead and FUSE have split or merged them; ms/read is the device's mean time per read (the latency plus the emulator's overhead: when it is well above the latency, the machine's CPUs, not the device, were the limit)."
 	echo "in flight is the device's busy time summed over its reads (the stats filter's read time) divided by the wall time: the mean number of reads in progress over the run (Little's law); it can reach the depth only if the program keeps that many reads queued all the time."
 	echo "same output: the e2fsck and gofsck transcripts of the last run are identical but for the version banner (pfsck's are compared too, without its [Thread N] lines, and flagged in notes when they differ). RSS is peak RSS from /usr/bin/time -v."
 	echo "The page cache is dropped before every run and the FUSE file is remounted, so nothing of the image is cached when a run starts; within a run, the kernel caches what it has read."
