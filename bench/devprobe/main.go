@@ -7,7 +7,7 @@
 // Usage:
 //
 //	devprobe par [-k workers] [-n reads] [-bs size] [-direct] FILE
-//	devprobe fadvise [-n ranges] [-bs size] FILE
+//	devprobe fadvise [-n ranges] [-bs size] [-wait d] [-noread] FILE
 //	devprobe read [-bs size] [-off offset] [-direct] FILE
 //
 // par issues n preads of bs bytes at distinct random bs-aligned offsets
@@ -18,7 +18,9 @@
 // fadvise calls posix_fadvise(WILLNEED) on n random ranges of bs bytes,
 // timing the calls, then times a pread of each range. If the advice is
 // asynchronous, the calls return in much less than n*L and the preads that
-// follow are served from the page cache.
+// follow are served from the page cache. -wait sleeps between the two;
+// -noread stops after the advice, so that the device's request log shows
+// what the advice alone fetched.
 //
 // read does one pread of bs bytes at off (with -direct through O_DIRECT),
 // for the device's request log to show how the kernel split it.
