@@ -199,6 +199,12 @@ func (r *readahead) addLater(off, n int64) {
 		return
 	}
 	r.start()
+	if r.warmth.Load() >= warmLevel {
+		if r.sample++; r.sample%warmSample != 0 {
+			r.skipped.Add(1)
+			return
+		}
+	}
 	for n > 0 {
 		k := min(n, r.maxRead)
 		if last := len(r.later) - 1; last >= r.laterHead && r.later[last].end() == off && r.later[last].n+k <= r.maxRead {
