@@ -148,7 +148,7 @@ func buildFCImage(t *testing.T, features string) (*fcImage, string) {
 			t.Fatal(err)
 		}
 		umount()
-		copyImageFile(t, img, basePath)
+		copyFile(t, img, basePath)
 		// A transaction of the second mount is committed in full
 		// first: until then fast commits are ineligible, and the fsync
 		// of /d/a would commit in full.
@@ -158,7 +158,7 @@ func buildFCImage(t *testing.T, features string) (*fcImage, string) {
 		}
 		syncFS(t, mnt)
 		writeSync(t, filepath.Join(d, "a"), 5000, false)
-		copyImageFile(t, img, mountedPath)
+		copyFile(t, img, mountedPath)
 	})
 	im, why := harvestFastCommit(t, mountedPath)
 	if why != "" {
@@ -532,17 +532,5 @@ func TestFastCommitMutatedRecordsMatchE2fsck(t *testing.T) {
 	t.Logf("%d mutations compared with e2fsck, %d refused", compared, refused)
 	if compared < 100 {
 		t.Errorf("only %d of 200 mutations replayed", compared)
-	}
-}
-
-// copyImageFile copies the image file at src to dst.
-func copyImageFile(t *testing.T, src, dst string) {
-	t.Helper()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, data, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
