@@ -617,12 +617,11 @@ func (f *FS) CheckDesc() error {
 // PrefetchLater hints that a later pass will read blocks [blk, blk+n),
 // when the device supports it (see blockdev.LaterPrefetcher).
 func (f *FS) PrefetchLater(blk, n uint64) {
-	p, ok := f.Dev.(blockdev.LaterPrefetcher)
-	if !ok || blk >= f.BlocksCount || n == 0 {
-		return
+	if p, ok := f.Dev.(blockdev.LaterPrefetcher); ok {
+		if off, size, ok := f.hintRange(blk, n); ok {
+			p.PrefetchLater(off, size)
+		}
 	}
-	n = min(n, f.BlocksCount-blk)
-	p.PrefetchLater(int64(blk)<<f.BlockBits, int64(n)<<f.BlockBits)
 }
 
 // PromoteLater says the later pass PrefetchLater hinted for has come
@@ -637,10 +636,19 @@ func (f *FS) PromoteLater() {
 // device supports it (see blockdev.Prefetcher). Out-of-range requests are
 // ignored.
 func (f *FS) Prefetch(blk, n uint64) {
-	p, ok := f.Dev.(blockdev.Prefetcher)
-	if !ok || blk >= f.BlocksCount || n == 0 {
-		return
+	if p, ok := f.Dev.(blockdev.Prefetcher); ok {
+		if off, size, ok := f.hintRange(blk, n); ok {
+			p.Prefetch(off, size)
+		}
+	}
+}
+
+// hintRange is blocks [blk, blk+n) in bytes, cut at the end of the
+// filesystem; false when nothing of it is inside.
+func (f *FS) hintRange(blk, n uint64) (off, size int64, ok bool) {
+	if blk >= f.BlocksCount || n == 0 {
+		return 0, 0, false
 	}
 	n = min(n, f.BlocksCount-blk)
-	p.Prefetch(int64(blk)<<f.BlockBits, int64(n)<<f.BlockBits)
+	return int64(blk) << f.BlockBits, int64(n) << f.BlockBits, true
 }
