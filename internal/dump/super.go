@@ -13,11 +13,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os/user"
 	"strconv"
 	"strings"
 	"time"
 
+	"gofsck/internal/account"
 	"gofsck/internal/ondisk"
 )
 
@@ -147,15 +147,15 @@ func intervalString(secs uint32) string {
 }
 
 func userName(uid uint16) string {
-	if u, err := user.LookupId(strconv.Itoa(int(uid))); err == nil {
-		return fmt.Sprintf("%d (user %s)", uid, u.Username)
+	if name, _, ok := account.UserByID(int(uid)); ok {
+		return fmt.Sprintf("%d (user %s)", uid, name)
 	}
 	return fmt.Sprintf("%d (user unknown)", uid)
 }
 
 func groupName(gid uint16) string {
-	if g, err := user.LookupGroupId(strconv.Itoa(int(gid))); err == nil {
-		return fmt.Sprintf("%d (group %s)", gid, g.Name)
+	if name, ok := account.GroupByID(int(gid)); ok {
+		return fmt.Sprintf("%d (group %s)", gid, name)
 	}
 	return fmt.Sprintf("%d (group unknown)", gid)
 }

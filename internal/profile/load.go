@@ -4,10 +4,10 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/user"
 	"sort"
-	"strconv"
 	"strings"
+
+	"gofsck/internal/account"
 )
 
 // Load reads the configuration named path as e2fsck's profile_init reads
@@ -111,8 +111,8 @@ func expandHome(spec string) string {
 	}
 	home, ok := os.LookupEnv("HOME")
 	if !ok {
-		if u, err := user.LookupId(strconv.Itoa(os.Getuid())); err == nil && u.HomeDir != "" {
-			home, ok = u.HomeDir, true
+		if _, dir, found := account.UserByID(os.Getuid()); found && dir != "" {
+			home, ok = dir, true
 		}
 	}
 	if !ok {
