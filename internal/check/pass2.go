@@ -181,37 +181,37 @@ func (c *Checker) pass2Unit(list []dirBlock) {
 	w.csumIno = 0
 	w.pctxDir, w.pctxDirKnown = 0, false
 	defer func() { w.c = nil; dirPool.Put(w) }()
-	// Read the batch with one read per run of consecutive blocks.
-	need := len(list) * f.BlockSize
-	if cap(w.unit) < need {
-		w.unit = make([]byte, need)
+	// Read the batch with one read per run of consecutive blocks (at most
+	// maxDirRun), and check each run before reading the next: the buffer
+	// is a run, not the unit (256 KiB instead of 1 MiB per worker).
+	bs := f.BlockSize
+	if cap(w.unit) < maxDirRun*bs {
+		w.unit = make([]byte, maxDirRun*bs)
 	}
-	w.unit = w.unit[:need]
-	w.unitErr = w.unitErr[:0]
 	for i := 0; i < len(list); {
 		j := i + 1
-		for j < len(list) && list[j].blk != 0 && list[j].blk == list[j-1].blk+1 && j-i < 64 {
+		for j < len(list) && list[j].blk != 0 && list[j].blk == list[j-1].blk+1 && j-i < maxDirRun {
 			j++
 		}
+		run := w.unit[:(j-i)*bs]
 		var err error
 		if list[i].blk != 0 {
-			err = f.ReadBlock(list[i].blk, w.unit[i*f.BlockSize:j*f.BlockSize])
+			err = f.ReadBlock(list[i].blk, run)
 		}
 		for k := i; k < j; k++ {
-			w.unitErr = append(w.unitErr, err)
+			if !w.checkDirBlock(&list[k], c.dx, run[(k-i)*bs:(k-i+1)*bs], err) {
+				return
+			}
+			if c.sink.Aborted() {
+				return
+			}
 		}
 		i = j
 	}
-	for i := range list {
-		data := w.unit[i*f.BlockSize : (i+1)*f.BlockSize]
-		if !w.checkDirBlock(&list[i], c.dx, data, w.unitErr[i]) {
-			return
-		}
-		if c.sink.Aborted() {
-			return
-		}
-	}
 }
+
+// maxDirRun is the most consecutive directory blocks pass 2 reads at once.
+const maxDirRun = 64
 
 // mergePass2Unit replays a unit's blocks in order. A block whose result
 // assumed its directory was not queued for rebuild, when by now it is, is
@@ -368,8 +368,7 @@ type dirWorker struct {
 	scratch []byte
 	s       *inodeScratch
 	names   map[uint64]int32   // per-block duplicate-name index: name hash -> entry offset
-	unit    []byte             // the unit's blocks
-	unitErr []error            // read error per block of the unit
+	unit    []byte             // the run of blocks being checked (maxDirRun blocks)
 	di      problem.DirentInfo // the entry being checked
 	lastDi  problem.DirentInfo // the last entry decoded in the block
 	// cur is where the entry being checked lives (repair writes it);
