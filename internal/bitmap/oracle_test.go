@@ -115,6 +115,15 @@ func randomOps(t *testing.T, r *rand.Rand, b *Bitmap, o oracle, ops int) {
 func compareAll(t *testing.T, r *rand.Rand, b *Bitmap, o oracle) {
 	t.Helper()
 	n := uint64(len(o))
+	var dense int64
+	for i := range b.pages {
+		if p := b.pages[i].Load(); p != nil && p.w != nil {
+			dense++
+		}
+	}
+	if b.DensePages() != dense {
+		t.Fatalf("DensePages = %d, the table holds %d", b.DensePages(), dense)
+	}
 	for i := uint64(0); i < n; i++ {
 		if b.Test(i) != o[i] || b.TestAtomic(i) != o[i] {
 			t.Fatalf("bit %d: %v, oracle %v", i, b.Test(i), o[i])
@@ -158,6 +167,14 @@ func TestAgainstOracle(t *testing.T) {
 		}
 		b, o := New(n), make(oracle, n)
 		randomOps(t, r, b, o, 3000)
+		compareAll(t, r, b, o)
+		// Compacting a part, then the whole, changes no bit, and the
+		// compacted pages take further changes.
+		b.Compact(r.Uint64N(n), r.Uint64N(n))
+		compareAll(t, r, b, o)
+		b.Compact(0, n)
+		compareAll(t, r, b, o)
+		randomOps(t, r, b, o, 1000)
 		compareAll(t, r, b, o)
 
 		c := b.Clone()
@@ -281,4 +298,74 @@ func TestMemoryFollowsUse(t *testing.T) {
 	if full.Bytes() != 4*8 {
 		t.Fatalf("a full map costs %d bytes, want its table only", full.Bytes())
 	}
+}
+
+// TestCompact: pages that went dense by many edits but hold few runs
+// become run pages again (the full page when all set, absent when clear);
+// pages with more runs stay dense.
+func TestCompact(t *testing.T) {
+	b := New(5 * pageBits)
+	o := make(oracle, 5*pageBits)
+	// page 0: 200 adjacent ranges, one run in the end
+	for i := uint64(0); i < 200; i++ {
+		b.SetRange(100+i*10, 10, nil)
+		o.setRange(100+i*10, 10, nil)
+	}
+	// page 1: compactRuns+1 separate runs set one by one, then page 2 set
+	// whole bit by bit, page 3 set and cleared again
+	for i := uint64(0); i <= compactRuns; i++ {
+		b.SetRange(pageBits+i*100, 3, nil)
+		o.setRange(pageBits+i*100, 3, nil)
+	}
+	// page 4: compactRuns runs exactly, the last reaching the page's end
+	for i := uint64(0); i < compactRuns; i++ {
+		b.SetRange(5*pageBits-1-i*100, 2, nil)
+		o.setRange(5*pageBits-1-i*100, 2, nil)
+	}
+	for i := uint64(0); i < pageBits; i++ {
+		b.Set(2*pageBits + i)
+		o[2*pageBits+i] = true
+	}
+	for i := uint64(0); i < 100; i++ {
+		b.Set(3*pageBits + i*7)
+	}
+	for i := uint64(0); i < 100; i++ {
+		b.Clear(3*pageBits + i*7)
+	}
+	dense := func(pi int) bool { p := b.pages[pi].Load(); return p != nil && p.w != nil }
+	for _, pi := range []int{0, 1, 2, 3} {
+		if !dense(pi) {
+			t.Fatalf("page %d is not dense before Compact", pi)
+		}
+	}
+	if b.DensePages() != 5 {
+		t.Errorf("DensePages = %d before Compact, want 5", b.DensePages())
+	}
+	before := b.Bytes()
+	freed := b.Compact(0, 5*pageBits)
+	if b.DensePages() != 1 {
+		t.Errorf("DensePages = %d after Compact, want 1", b.DensePages())
+	}
+	if b.Bytes() != before-freed+uint64(cap(b.pages[0].Load().runs)+cap(b.pages[4].Load().runs))*4+2*48 {
+		t.Errorf("Bytes %d -> %d, Compact says it freed %d", before, b.Bytes(), freed)
+	}
+	if p := b.pages[0].Load(); p == nil || p.w != nil || len(p.runs) != 1 {
+		t.Errorf("page 0 after Compact: %+v, want one run", p)
+	}
+	if !dense(1) {
+		t.Error("page 1 (compactRuns+1 runs) was made a run page")
+	}
+	if p := b.pages[4].Load(); p == nil || p.w != nil || len(p.runs) != compactRuns {
+		t.Errorf("page 4 after Compact is not a page of %d runs", compactRuns)
+	}
+	if b.pages[2].Load() != fullPage {
+		t.Error("page 2 (all set) is not the full page")
+	}
+	if b.pages[3].Load() != nil {
+		t.Error("page 3 (all clear) is still held")
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	compareAll(t, r, b, o)
+	randomOps(t, r, b, o, 2000)
+	compareAll(t, r, b, o)
 }
