@@ -329,6 +329,17 @@ func New(f *fs.FS, sink Sink, opt Options) *Checker {
 func (c *Checker) Stats() Stats { return c.stats }
 
 // Run executes the passes. It returns ErrAborted after a fatal problem.
+// compactMaps gives back the dense pages pass 1's claims left with few
+// runs (bitmap.Compact), once its workers have stopped: what the later
+// passes allocate then reuses that memory instead of adding to it.
+func (c *Checker) compactMaps() {
+	for _, m := range []*bitmap.Bitmap{c.inodeUsed, c.inodeDir, c.inodeReg, c.inodeBad, c.blockFound, c.blockDup, c.blockMeta} {
+		if m != nil {
+			m.Compact(0, m.Len())
+		}
+	}
+}
+
 func (c *Checker) Run(ctx context.Context) error {
 	steps := []struct {
 		name   string
@@ -350,6 +361,9 @@ func (c *Checker) Run(ctx context.Context) error {
 			c.opt.Passes.PassStart(s.name)
 		}
 		err := c.runSpeculative(ctx, i+1, s.run)
+		if i == 0 {
+			c.compactMaps()
+		}
 		if c.opt.Passes != nil {
 			c.opt.Passes.PassEnd(s.name)
 		}

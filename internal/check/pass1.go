@@ -99,6 +99,15 @@ func (c *Checker) pass1(ctx context.Context) error {
 			units = append(units, g)
 		}
 	}
+	// Claims turn pages dense after maxEdits changes although many end
+	// with few runs (a group of small files, each its own extent), and the
+	// dense pages are most of pass 1's peak. Compacting them as the pass
+	// goes needs the workers stopped: each unit holds pause for reading
+	// and the replay takes it to compact once the dense pages have
+	// doubled since the last time, so the scans cost O(dense pages).
+	var pause sync.RWMutex
+	compactEvery := max(512, int64(c.blockFound.Len()>>15)/256)
+	kept := int64(0)
 	err := c.runUnits(ctx, len(units),
 		func(i int) int64 {
 			table, blocks := c.usedInodeTable(units[i])
@@ -107,11 +116,21 @@ func (c *Checker) pass1(ctx context.Context) error {
 			}
 			return int64(blocks) << f.BlockBits
 		},
-		func(i int, w *Checker) { w.scanGroup(units[i]) },
+		func(i int, w *Checker) {
+			pause.RLock()
+			defer pause.RUnlock()
+			w.scanGroup(units[i])
+		},
 		func(i int, w *Checker) bool {
 			stop := c.mergePass1Unit(i, w)
 			if !stop {
 				c.progress(1, uint64(units[i])+1, groups)
+			}
+			if d := c.blockFound.DensePages(); d >= max(2*kept, compactEvery) {
+				pause.Lock()
+				c.compactMaps()
+				pause.Unlock()
+				kept = c.blockFound.DensePages()
 			}
 			return stop
 		})

@@ -87,6 +87,10 @@ func (c *Checker) loadBitmaps() *diskBitmaps {
 				}
 			}
 		}
+		// The window's pages were filled run by run: give back the dense
+		// ones that hold few runs before the next window adds its own.
+		d.blocks.Compact(firstCluster+uint64(g0)*cpg, uint64(g1-g0)*cpg)
+		d.inodes.Compact(1+uint64(g0)*ipg, uint64(g1-g0)*ipg)
 	}
 	// mark_uninit_bg_group_blocks does not look at the feature: a
 	// BLOCK_UNINIT flag left on without it (PR_0_GDT_UNINIT answered no)
