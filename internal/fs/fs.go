@@ -47,7 +47,7 @@ type FS struct {
 	MetadataCsum        bool
 	GdtCsum             bool // metadata_csum or uninit_bg: descriptors carry checksums
 
-	gdt     []byte // all descriptors, DescSize each
+	gdt     []byte // all descriptors, DescSize each; off the heap, valid while f is
 	relaxed bool
 }
 
@@ -327,7 +327,9 @@ func (f *FS) loadGDT() error {
 	if uint64(f.DescBlocks)*uint64(f.BlockSize) > uint64(max(f.Dev.Size(), 0)) {
 		return fmt.Errorf("reading group descriptors: %w", ErrShortRead)
 	}
-	f.gdt = make([]byte, int(f.DescBlocks)*f.BlockSize)
+	// Off the heap: the table is live for the whole run, and the collector
+	// would let the heap grow by half its size again (blockdev.OffHeap).
+	f.gdt = blockdev.OffHeap(f, int(f.DescBlocks)*f.BlockSize)
 	// The table is read as runs of consecutive blocks (the whole table
 	// without meta_bg; one block per 64 groups with it, spread over the
 	// volume: 32768 of them on 256 TiB), many runs in flight at once.
