@@ -201,7 +201,7 @@ type Checker struct {
 	badBlocks map[uint64]bool
 	// Block maps, indexed by cluster number.
 	blockFound *bitmap.Bitmap
-	blockDup   *bitmap.Bitmap
+	blockDup   *lazyMap // made on the first duplicate claim
 	blockMeta  *bitmap.Bitmap
 	dupCount   int
 
@@ -333,7 +333,7 @@ func (c *Checker) Stats() Stats { return c.stats }
 // runs (bitmap.Compact), once its workers have stopped: what the later
 // passes allocate then reuses that memory instead of adding to it.
 func (c *Checker) compactMaps() {
-	for _, m := range []*bitmap.Bitmap{c.inodeUsed, c.inodeDir, c.inodeReg, c.inodeBad, c.blockFound, c.blockDup, c.blockMeta} {
+	for _, m := range []*bitmap.Bitmap{c.inodeUsed, c.inodeDir, c.inodeReg, c.inodeBad, c.blockFound, c.blockDup.made(), c.blockMeta} {
 		if m != nil {
 			m.Compact(0, m.Len())
 		}

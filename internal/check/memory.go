@@ -13,7 +13,7 @@ import (
 type MemoryEstimate struct {
 	Descriptors uint64 // the group descriptors, held whole
 	InodeMaps   uint64 // in-use, directory, regular and bad inode bitmaps
-	BlockMaps   uint64 // found, metadata and duplicate cluster bitmaps
+	BlockMaps   uint64 // found and metadata cluster bitmaps (the duplicate map is made when needed)
 	Pass5Maps   uint64 // the on-disk block and inode bitmaps pass 5 loads
 	LinkCounts  uint64 // i_links_count seen in pass 1 and references counted in pass 2
 	Dirs        uint64 // per-directory records and at least one directory-list entry each
@@ -105,13 +105,13 @@ func EstimateMemory(f *fs.FS, workers int) MemoryEstimate {
 	pages = min(pages, (n+1<<countPageBits-1)>>countPageBits)
 	inodePages = min(inodePages, (n+mapPageBits-1)/mapPageBits)
 	// found: dense or runs as counted; metadata: runs where used; dup:
-	// its table.
+	// nothing until a block is claimed twice.
 	found := table(clusters) + densePages*mapPageBytes + runPages*mapRunPageBytes
 	meta := table(clusters) + (densePages+runPages)*mapRunPageBytes
 	return MemoryEstimate{
 		Descriptors: uint64(f.Groups) * uint64(f.DescSize),
 		InodeMaps:   4*table(n) + 3*inodePages*mapPageBytes,
-		BlockMaps:   found + meta + table(clusters),
+		BlockMaps:   found + meta,
 		Pass5Maps:   found + table(n) + inodePages*mapPageBytes,
 		// Each counter: its single-count bitmap, dense where inodes are
 		// used, and byte pages where counts other than 1 are (one per

@@ -64,7 +64,7 @@ func (c *Checker) pass1(ctx context.Context) error {
 	clusters := (f.BlocksCount + (1 << f.ClusterBits) - 1) >> f.ClusterBits
 	c.blockFound = bitmap.New(clusters)
 	c.blockMeta = bitmap.New(clusters)
-	c.blockDup = bitmap.New(clusters)
+	c.blockDup = newLazyMap(clusters)
 	c.linkInfo = newCounts(n)
 	c.dblistCap = newDblistCap(c.fs)
 	c.shared = &sharedState{
