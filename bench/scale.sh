@@ -178,7 +178,7 @@ for name in "${names[@]}"; do
 	cmp -s "$e.transcript" "$g.transcript" && same=yes
 	size=$(du -h --apparent-size "$img" | cut -f1)
 	used=$(dumpe2fs -h "$img" 2>/dev/null | awk -F: '/^Inode count/ { ic = $2 } /^Free inodes/ { fi = $2 } END { printf "%d", ic - fi }')
-	rows+=("| $name | $size | $used | $(median 1 "$e") |$prow $(median 1 "$g") | $ratio | $(awk '{ printf "%.0f", $1 / 1024 }' <<<"$(median 3 "$e")") | $(awk '{ printf "%.0f", $1 / 1024 }' <<<"$(median 3 "$g")") | $(awk '{ printf "%.0f", $1 / 1048576 }' <<<"$(median 4 "$e")") | $(awk '{ printf "%.0f", $1 / 1048576 }' <<<"$(median 4 "$g")") | ${pnote:-ok} |")
+	rows+=("| $name | $size | $used | $(median 1 "$e") |$prow $(median 1 "$g") | $ratio | $same | $(awk '{ printf "%.0f", $1 / 1024 }' <<<"$(median 3 "$e")") | $(awk '{ printf "%.0f", $1 / 1024 }' <<<"$(median 3 "$g")") | $(awk '{ printf "%.0f", $1 / 1048576 }' <<<"$(median 4 "$e")") | $(awk '{ printf "%.0f", $1 / 1048576 }' <<<"$(median 4 "$g")") | ${pnote:-ok} |")
 done
 
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
