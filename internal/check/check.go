@@ -73,6 +73,9 @@ type Options struct {
 	// engine hints their reads to the kernel (0: two per worker; negative:
 	// no hints). It sets the depth of the read queue the device sees.
 	PrefetchUnits int
+	// compactAlways makes passes 1 and 2 compact their maps after every
+	// unit (tests: the pause and the replay must keep the output).
+	compactAlways bool
 	// PrefetchBytes, when PrefetchUnits is 0, makes the engine hint
 	// more units, until this many bytes are hinted ahead of the workers
 	// (see hintWindow): a device's read-ahead sized for many reads in
@@ -333,12 +336,53 @@ func (c *Checker) Stats() Stats { return c.stats }
 // runs (bitmap.Compact), once its workers have stopped: what the later
 // passes allocate then reuses that memory instead of adding to it.
 func (c *Checker) compactMaps() {
-	for _, m := range []*bitmap.Bitmap{c.inodeUsed, c.inodeDir, c.inodeReg, c.inodeBad, c.blockFound, c.blockDup.made(), c.blockMeta} {
-		if m != nil {
-			m.Compact(0, m.Len())
-		}
+	for _, m := range c.compactable() {
+		m.Compact(0, m.Len())
 	}
 }
+
+// compactable returns the maps pass 1 fills: the inode and block maps and
+// the link counts' single-count map.
+func (c *Checker) compactable() []*bitmap.Bitmap {
+	var ms []*bitmap.Bitmap
+	for _, m := range []*bitmap.Bitmap{c.inodeUsed, c.inodeDir, c.inodeReg, c.inodeBad, c.blockFound, c.blockDup.made(), c.blockMeta} {
+		if m != nil {
+			ms = append(ms, m)
+		}
+	}
+	if c.linkInfo != nil {
+		ms = append(ms, c.linkInfo.one)
+	}
+	return ms
+}
+
+// densePages returns the dense pages of the maps pass 1 fills.
+func (c *Checker) densePages() int64 {
+	var n int64
+	for _, m := range c.compactable() {
+		n += m.DensePages()
+	}
+	return n
+}
+
+// compactRule decides when a pass compacts its maps as it goes: when the
+// dense pages have doubled since the last compaction, and are at least
+// min (512, or one in 256 of a huge volume's table), so that the scans
+// cost O(dense pages) over the pass.
+type compactRule struct {
+	min, kept int64
+	always    bool
+}
+
+func (c *Checker) newCompactRule() *compactRule {
+	return &compactRule{min: max(512, int64(c.blockFound.Len()>>15)/256), always: c.opt.compactAlways}
+}
+
+// due reports whether maps holding dense dense pages are to be compacted.
+func (r *compactRule) due(dense int64) bool { return r.always || dense >= max(2*r.kept, r.min) }
+
+// done records the dense pages left after a compaction.
+func (r *compactRule) done(dense int64) { r.kept = dense }
 
 func (c *Checker) Run(ctx context.Context) error {
 	steps := []struct {

@@ -103,11 +103,9 @@ func (c *Checker) pass1(ctx context.Context) error {
 	// with few runs (a group of small files, each its own extent), and the
 	// dense pages are most of pass 1's peak. Compacting them as the pass
 	// goes needs the workers stopped: each unit holds pause for reading
-	// and the replay takes it to compact once the dense pages have
-	// doubled since the last time, so the scans cost O(dense pages).
+	// and the replay takes it to compact when compactRule says.
 	var pause sync.RWMutex
-	compactEvery := max(512, int64(c.blockFound.Len()>>15)/256)
-	kept := int64(0)
+	rule := c.newCompactRule()
 	err := c.runUnits(ctx, len(units),
 		func(i int) int64 {
 			table, blocks := c.usedInodeTable(units[i])
@@ -126,11 +124,11 @@ func (c *Checker) pass1(ctx context.Context) error {
 			if !stop {
 				c.progress(1, uint64(units[i])+1, groups)
 			}
-			if d := c.blockFound.DensePages(); d >= max(2*kept, compactEvery) {
+			if rule.due(c.densePages()) {
 				pause.Lock()
 				c.compactMaps()
 				pause.Unlock()
-				kept = c.blockFound.DensePages()
+				rule.done(c.densePages())
 			}
 			return stop
 		})

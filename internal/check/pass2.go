@@ -111,6 +111,10 @@ func (c *Checker) pass2(ctx context.Context) error {
 	c.progress(2, 0, nblocks)
 	f.PromoteLater()
 	hinted := c.dirBlocksHinted()
+	// The reference counts' single-count map turns dense as pass 1's maps
+	// do; only the replay writes it (addRef), so it is compacted there
+	// without stopping the workers, whose reads see either page.
+	rule := c.newCompactRule()
 	err := c.runUnits(ctx, units, func(i int) int64 {
 		lo := i * unitBlocks
 		list := c.dblist[lo:min(lo+unitBlocks, len(c.dblist))]
@@ -133,6 +137,10 @@ func (c *Checker) pass2(ctx context.Context) error {
 		stop := c.mergePass2Unit(i, w)
 		if !stop {
 			c.progress(2, uint64(i+1)*unitBlocks, nblocks)
+		}
+		if one := c.refCount.one; rule.due(one.DensePages()) {
+			one.Compact(0, one.Len())
+			rule.done(one.DensePages())
 		}
 		return stop
 	})
