@@ -84,6 +84,9 @@ func TestReadaheadReadsHints(t *testing.T) {
 			t.Fatal(err)
 		}
 		d.SetReadahead(8, 64<<10, mode)
+		// The file was just written and is cached: without the probe
+		// every hint is read (TestReadaheadSkipsCachedRanges has it).
+		d.ra.noProbe.Store(true)
 		var want uint64
 		for i := int64(0); i < 40; i++ {
 			d.Prefetch(i*100<<10, 8<<10)
@@ -104,6 +107,47 @@ func TestReadaheadReadsHints(t *testing.T) {
 			t.Fatal(err)
 		}
 		d.Prefetch(0, 4096) // after Close: dropped, no panic
+	}
+}
+
+// TestReadaheadSkipsCachedRanges: hints over ranges the page cache holds
+// cost a probe each, not a read, where preadv2's RWF_NOWAIT is supported;
+// where it is not, they are read as before.
+func TestReadaheadSkipsCachedRanges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dev.img")
+	data := make([]byte, 4<<20)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadFile(path); err != nil { // cached, whatever the filesystem
+		t.Fatal(err)
+	}
+	d, err := Open(path, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.SetReadahead(4, 64<<10, Parallel)
+	ra := d.ra
+	for i := int64(0); i < 32; i++ {
+		d.Prefetch(i*128<<10, 64<<10)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for st := d.ReadaheadStats(); st.Skipped+st.Reads < 32 && time.Now().Before(deadline); st = d.ReadaheadStats() {
+		time.Sleep(time.Millisecond)
+	}
+	st := d.ReadaheadStats()
+	switch {
+	case ra.noProbe.Load():
+		t.Logf("RWF_NOWAIT is not supported here: %d reads", st.Reads)
+		if st.Reads != 32 {
+			t.Errorf("without the probe, %d of 32 hints were read", st.Reads)
+		}
+	case st.Reads != 0 || st.Skipped != 32:
+		t.Errorf("cached ranges: %d read, %d skipped; want 0 and 32", st.Reads, st.Skipped)
 	}
 }
 
