@@ -7,7 +7,7 @@ set -uo pipefail
 usage() {
 	cat <<'EOF'
 usage: bench/scale.sh [-r runs] [-e sizes] [-f filled] [-p pfsck-e2fsck]
-                      [-t timeout] [-o results.md] IMAGEDIR
+                      [-m flags] [-t timeout] [-o results.md] IMAGEDIR
 
   -r runs     timed runs of each program per image, warm cache (3)
   -e sizes    comma-separated empty-image sizes (1T,4T,16T,64T,256T,1P);
@@ -19,6 +19,8 @@ usage: bench/scale.sh [-r runs] [-e sizes] [-f filled] [-p pfsck-e2fsck]
                 small-64T  200k files of 4-32 KiB on 64 TiB, spread by the
                            kernel over the volume, above block 2^32 too
   -p path     also time this e2fsck with -m 2 (the pfsck branch's build)
+  -m flags    the check's flags (-fn; -fy and -fp write the images: a
+              clean image stays clean, but its check time is recorded)
   -t seconds  kill a run after this long (3600)
   -o file     results file (bench/RESULTS-scale.md)
   IMAGEDIR    where the images are made and kept; images over 16 TiB need
@@ -39,16 +41,18 @@ empties=1T,4T,16T,64T,256T,1P
 filled=small-4T,zero-2T,small-64T
 pfsck=
 tmo=3600
+mode=-fn
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 results=$here/RESULTS-scale.md
-while getopts "r:e:f:p:t:o:h" opt; do
+while getopts "r:e:f:p:m:t:o:h" opt; do
 	case $opt in
 	r) runs=$OPTARG ;;
 	e) empties=$OPTARG ;;
 	f) filled=$OPTARG ;;
 	p) pfsck=$OPTARG ;;
 	t) tmo=$OPTARG ;;
+	m) mode=$OPTARG ;;
 	o) results=$OPTARG ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
@@ -115,9 +119,9 @@ runone() {
 	local prog=$1 img=$2 out=$3 t0 t1 rc
 	local -a cmd
 	case $prog in
-	e2fsck) cmd=(e2fsck -fn) ;;
-	pfsck) cmd=("$pfsck" -fn -m 2) ;;
-	gofsck) cmd=("$bin/gofsck" -fn) ;;
+	e2fsck) cmd=(e2fsck "$mode") ;;
+	pfsck) cmd=("$pfsck" "$mode" -m 2) ;;
+	gofsck) cmd=("$bin/gofsck" "$mode") ;;
 	esac
 	rm -f "$work/io" "$work/time"
 	t0=$EPOCHREALTIME
@@ -185,7 +189,7 @@ commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 {
 	echo "# gofsck on big volumes"
 	echo
-	echo "Latest \`bench/scale.sh\` run, $(date -u '+%Y-%m-%d %H:%M UTC'); repo at $commit; $(nproc) CPUs, $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo); images in $imgdir ($(findmnt -no FSTYPE -T "$imgdir" | head -1)); $(e2fsck -V 2>&1 | head -1); warm cache, $runs runs each, medians."
+	echo "Latest \`bench/scale.sh\` run, $(date -u '+%Y-%m-%d %H:%M UTC'); repo at $commit; $(nproc) CPUs, $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo); images in $imgdir ($(findmnt -no FSTYPE -T "$imgdir" | head -1)); $(e2fsck -V 2>&1 | head -1); every program run with $mode, warm cache, $runs runs each, medians."
 	echo
 	if [ -n "$pfsck" ]; then
 		echo "| image | size | inodes used | e2fsck s | e2fsck -m 2 s | pfsck RSS MiB | gofsck s | ratio e2fsck/gofsck | same output | e2fsck RSS MiB | gofsck RSS MiB | e2fsck read MiB | gofsck read MiB | notes |"
