@@ -17,7 +17,7 @@ usage() {
 	cat <<'EOF'
 usage: bench/slowdev.sh [-r runs] [-w workloads] [-q depths] [-l latency]
                         [-g gofsck] [-p pfsck-e2fsck] [-t timeout]
-                        [-o results.md] IMAGEDIR
+                        [-T tracedir] [-o results.md] IMAGEDIR
 
   -r runs       timed runs of each program per image and depth (1)
   -w list       comma-separated workloads (small,zero,frag-aged,bigdir,mixed,empty);
@@ -29,6 +29,10 @@ usage: bench/slowdev.sh [-r runs] [-w workloads] [-q depths] [-l latency]
   -g path       gofsck binary (default: build ./cmd/gofsck)
   -p path       also run this e2fsck as "e2fsck -m 2 -fn" (the pfsck branch)
   -t seconds    kill a run after this long (1800)
+  -T dir        after the timed runs of each image and depth, one more run
+                of e2fsck and of gofsck under strace (cmd/iowatch -r), untimed:
+                their reads are saved as DIR/W-qDEPTH-PROG.iotrace and drawn
+                overlaid in DIR/W-qDEPTH.svg (needs strace)
   -o file       results file (bench/RESULTS-slowdev.md)
   IMAGEDIR      where the images are (see bench/README.md for building them)
 
@@ -50,11 +54,12 @@ lat=1ms
 gofsck_bin=
 pfsck=
 tmo=1800
+tracedir=
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 results=$here/RESULTS-slowdev.md
 
-while getopts "r:w:q:l:g:p:t:o:h" opt; do
+while getopts "r:w:q:l:g:p:t:T:o:h" opt; do
 	case $opt in
 	r) runs=$OPTARG ;;
 	w) wlist=$OPTARG ;;
@@ -64,6 +69,7 @@ while getopts "r:w:q:l:g:p:t:o:h" opt; do
 	p) pfsck=$OPTARG ;;
 	t) tmo=$OPTARG ;;
 	o) results=$OPTARG ;;
+	T) tracedir=$OPTARG ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -95,6 +101,11 @@ if [ ! -x /usr/bin/time ]; then
 fi
 [ -z "$pfsck" ] || [ -x "$pfsck" ] || die "-p $pfsck: not an executable"
 [ -z "$gofsck_bin" ] || [ -x "$gofsck_bin" ] || die "-g $gofsck_bin: not an executable"
+if [ -n "$tracedir" ]; then
+	command -v strace >/dev/null || die "-T needs strace: apt-get install strace"
+	mkdir -p "$tracedir" || die "cannot make $tracedir"
+	tracedir=$(cd "$tracedir" && pwd)
+fi
 
 # Find the images before starting anything.
 declare -A image
@@ -167,6 +178,10 @@ else
 	command -v go >/dev/null || export PATH=$PATH:/usr/local/go/bin
 	(cd "$repo" && go build -o "$work/bin/gofsck" ./cmd/gofsck) || die "go build ./cmd/gofsck failed"
 	gofsck_exe=$work/bin/gofsck
+fi
+if [ -n "$tracedir" ]; then
+	command -v go >/dev/null || export PATH=$PATH:/usr/local/go/bin
+	(cd "$repo" && go build -o "$work/bin/iowatch" ./cmd/iowatch) || die "go build ./cmd/iowatch failed"
 fi
 
 progs=(e2fsck gofsck)
@@ -277,6 +292,25 @@ runone() {
 	echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') ${rss:--} $(statsline) $rc ${cpu:--}" >>"$out"
 }
 
+# traceone PROG IMAGE DEPTH OUT: an untimed cold run of PROG under strace,
+# its reads of the device saved as the iotrace file OUT.
+traceone() {
+	local prog=$1 img=$2 q=$3 out=$4
+	deviceup "$img" "$q"
+	local c
+	case $prog in
+	e2fsck) c="e2fsck -fn $dev" ;;
+	gofsck) c="$gofsck_exe -fn $dev" ;;
+	esac
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	"$work/bin/iowatch" -o "$work/trace.svg" -w "$out" -d "$dev" -r "$c" >"$work/trace.log" 2>&1 ||
+		{ cat "$work/trace.log" >&2; echo "slowdev.sh: tracing $prog failed" >&2; }
+	# The legend: the program, not the temporary mount point.
+	[ -s "$out" ] && sed -i "s|^# name .*|# name $prog -fn|" "$out"
+	teardown
+}
+
 # median COLUMN FILE [FORMAT]: median of a numeric column, "-" if none.
 median() {
 	awk -v c="$1" '$c != "-" { print $c }' "$2" | sort -g |
@@ -326,6 +360,13 @@ for w in "${workloads[@]}"; do
 				runone "$p" "$img" "$q" "$work/$w.$q.$p"
 			done
 		done
+		if [ -n "$tracedir" ]; then
+			t=$tracedir/$w-q$q
+			traceone e2fsck "$img" "$q" "$t-e2fsck.iotrace"
+			traceone gofsck "$img" "$q" "$t-gofsck.iotrace"
+			"$work/bin/iowatch" -o "$t.svg" -t "$w, cold, $lat per read, $q at once: e2fsck -fn and gofsck -fn" \
+				"$t-e2fsck.iotrace" "$t-gofsck.iotrace" >&2 || echo "slowdev.sh: drawing $t.svg failed" >&2
+		fi
 		e=$work/$w.$q.e2fsck
 		row="| $w | $q"
 		for p in "${progs[@]}"; do
