@@ -393,18 +393,32 @@ func (b *Bitmap) setInPage(pi, lo, hi uint64, dup func(uint64)) {
 // k/8), one SetRange per run of set bits.
 func (b *Bitmap) SetBytes(start uint64, src []byte, n uint64) {
 	n = min(n, uint64(len(src))*8)
-	var runStart uint64
-	inRun := false
-	for k := uint64(0); k < n; k += 64 {
-		var w uint64
-		if k/8+8 <= uint64(len(src)) {
-			w = binary.LittleEndian.Uint64(src[k/8:])
-		} else {
-			for i := uint64(0); k/8+i < uint64(len(src)); i++ {
-				w |= uint64(src[k/8+i]) << (8 * i)
-			}
+	word := func(k uint64) uint64 {
+		if k*8+8 <= uint64(len(src)) {
+			return binary.LittleEndian.Uint64(src[k*8:])
 		}
-		if left := n - k; left < 64 {
+		var w uint64
+		for i := uint64(0); k*8+i < uint64(len(src)); i++ {
+			w |= uint64(src[k*8+i]) << (8 * i)
+		}
+		return w
+	}
+	wordRuns(n, word, func(lo, hi uint64) bool {
+		b.SetRange(start+lo, hi-lo, nil)
+		return true
+	})
+}
+
+// wordRuns calls emit(lo, hi) for each run [lo, hi) of set bits in the
+// first n bits of the words word(0), word(1), ... (bit i is bit i%64 of
+// word i/64), in ascending order. It stops as soon as emit returns false
+// and reports whether it reached the end.
+func wordRuns(n uint64, word func(k uint64) uint64, emit func(lo, hi uint64) bool) bool {
+	var lo uint64
+	inRun := false
+	for k := uint64(0); k*64 < n; k++ {
+		w := word(k)
+		if left := n - k*64; left < 64 {
 			w &= 1<<left - 1
 		}
 		if !inRun && w == 0 || inRun && w == ^uint64(0) {
@@ -416,7 +430,9 @@ func (b *Bitmap) SetBytes(start uint64, src []byte, n uint64) {
 				if pos+o >= 64 {
 					break
 				}
-				b.SetRange(start+runStart, k+pos+o-runStart, nil)
+				if !emit(lo, k*64+pos+o) {
+					return false
+				}
 				inRun = false
 				pos += o
 				continue
@@ -426,12 +442,10 @@ func (b *Bitmap) SetBytes(start uint64, src []byte, n uint64) {
 				break
 			}
 			pos += uint64(bits.TrailingZeros64(r))
-			runStart, inRun = k+pos, true
+			lo, inRun = k*64+pos, true
 		}
 	}
-	if inRun {
-		b.SetRange(start+runStart, n-runStart, nil)
-	}
+	return !inRun || emit(lo, n)
 }
 
 // AnySet reports whether any bit in [start, start+n) is set.
@@ -647,42 +661,14 @@ func (b *Bitmap) Compact(start, n uint64) uint64 {
 // denseRuns appends the runs of set bits of dense words w to runs, and
 // reports false as soon as there are more than cap(runs).
 func denseRuns(w *[pageWords]uint64, runs []run) ([]run, bool) {
-	inRun := false
-	var lo uint64
-	for k := uint64(0); k < pageWords; k++ {
-		x := w[k]
-		if !inRun && x == 0 || inRun && x == ^uint64(0) {
-			continue
-		}
-		for pos := uint64(0); pos < 64; {
-			if inRun {
-				o := uint64(bits.TrailingZeros64(^(x >> pos)))
-				if pos+o >= 64 {
-					break
-				}
-				if len(runs) == cap(runs) {
-					return runs, false
-				}
-				runs = append(runs, run{uint16(lo), uint16(k*64 + pos + o - 1)})
-				inRun = false
-				pos += o
-				continue
-			}
-			r := x >> pos
-			if r == 0 {
-				break
-			}
-			pos += uint64(bits.TrailingZeros64(r))
-			lo, inRun = k*64+pos, true
-		}
-	}
-	if inRun {
+	ok := wordRuns(pageWords*64, func(k uint64) uint64 { return w[k] }, func(lo, hi uint64) bool {
 		if len(runs) == cap(runs) {
-			return runs, false
+			return false
 		}
-		runs = append(runs, run{uint16(lo), pageMask})
-	}
-	return runs, true
+		runs = append(runs, run{uint16(lo), uint16(hi - 1)})
+		return true
+	})
+	return runs, ok
 }
 
 // pageAt returns page pi, nil past the table.
