@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 )
 
@@ -522,7 +523,7 @@ func (rb *bbRebuild) newMapBlock() (uint64, bool) {
 	}
 	b := rb.d.blocks.NextClear(f.FirstDataBlock)
 	if b >= f.BlocksCount {
-		rb.w.err = &BadBlocksError{Msg: "ext2fs_update_bb_inode: Could not allocate block in ext2 filesystem while updating bad block inode"}
+		rb.w.err = &BadBlocksError{Msg: "ext2fs_update_bb_inode: " + string(ext2fs.ErrBlockAllocFail) + " while updating bad block inode"}
 		return 0, false
 	}
 	rb.stats(b, +1)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"gofsck/internal/bitmap"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -62,10 +63,6 @@ const (
 	bbError
 )
 
-// bbIterErrors are the library's messages for a mapping block outside
-// the filesystem, by level.
-var bbIterErrors = [4]string{"", "Illegal indirect block found", "Illegal doubly indirect block found", "Illegal triply indirect block found"}
-
 // iterateBadBlocksInode walks inode 1's block map (indirect-mapped; the
 // caller checks) and returns the iterator's error message, "" if none.
 // With write, cleared pointers are written back (mapping blocks as the
@@ -103,7 +100,7 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 			return ret
 		}
 		if blk < f.FirstDataBlock || blk >= f.BlocksCount {
-			errMsg = bbIterErrors[level]
+			errMsg = string(ext2fs.BadMapBlock(level))
 			return ret | bbError
 		}
 		if bufs[level] == nil {
@@ -111,7 +108,7 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 		}
 		buf := bufs[level]
 		if f.ReadBlock(blk, buf) != nil {
-			errMsg = "Attempt to read block from filesystem resulted in short read"
+			errMsg = string(ext2fs.ErrShortRead)
 			return ret | bbError
 		}
 		// The library keeps one error code, which every mapping block
@@ -272,17 +269,17 @@ func (c *Checker) readBBInode() (ondisk.Inode, string) {
 	// the filesystem.
 	switch t := f.Group(0).InodeTable(); {
 	case t == 0:
-		return nil, errMissingITable
+		return nil, string(ext2fs.ErrMissingInodeTable)
 	case t < f.FirstDataBlock || t+uint64(f.InodeBlocksPerGroup)-1 >= f.BlocksCount:
-		return nil, errBadITable
+		return nil, string(ext2fs.ErrGdescBadInodeTable)
 	}
 	buf := make([]byte, f.InodeSize)
 	if err := f.ReadInode(ondisk.BadBlocksIno, buf, make([]byte, f.BlockSize)); err != nil {
-		return nil, "Attempt to read block from filesystem resulted in short read"
+		return nil, string(ext2fs.ErrShortRead)
 	}
 	n := ondisk.Inode(buf)
 	if f.MetadataCsum && !n.ChecksumValid(f.CsumSeed, ondisk.BadBlocksIno) {
-		return nil, "Inode checksum does not match inode"
+		return nil, string(ext2fs.ErrInodeCsumInvalid)
 	}
 	return n, ""
 }

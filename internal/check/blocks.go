@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/binary"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -69,7 +70,7 @@ func (c *Checker) checkBlocks(s *inodeScratch, ino uint32, n ondisk.Inode, eaQuo
 			// A symlink with an EA block that the library counts as
 			// having blocks, with INLINE_DATA_FL on a filesystem without
 			// inline_data: the block iterator refuses it.
-			w.iterErr, w.iterFailed = "Cannot iterate data blocks of an inode containing inline data", true
+			w.iterErr, w.iterFailed = string(ext2fs.ErrInlineDataCantIterate), true
 		} else if flags&ondisk.FlagExtents != 0 {
 			// Without the extents feature the library still walks an
 			// EXTENTS_FL inode as a tree, block by block.
@@ -224,7 +225,7 @@ func (c *Checker) addDirBlock(ino uint32, blk uint64, lblk int64) bool {
 		if c.dblistCap.full.CompareAndSwap(false, true) {
 			// e2fsck's failure to grow its list, which ends the run.
 			c.fix(problem.Problem{Code: problem.PR_1_ADD_DBLOCK, Ino: ino, Blk: blk,
-				Num: uint64(lblk), Err: "Memory allocation failed"})
+				Num: uint64(lblk), Err: string(ext2fs.ErrNoMemory)})
 		}
 		return false
 	}
@@ -313,7 +314,7 @@ func (c *Checker) walkIndirect(s *inodeScratch, w *blockWalk, blk uint64, level 
 		return
 	}
 	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
-		w.iterErr, w.iterFailed = indirectErr[level], true
+		w.iterErr, w.iterFailed = string(ext2fs.BadMapBlock(level)), true
 		return zero, changed, true
 	}
 	buf := s.levels[level]
@@ -369,9 +370,6 @@ func (c *Checker) walkIndirect(s *inodeScratch, w *blockWalk, blk uint64, level 
 	}
 	return zero, changed, failed
 }
-
-// indirectErr is the library message for an unusable indirect block.
-var indirectErr = [4]string{"", "Illegal indirect block found", "Illegal doubly indirect block found", "Illegal triply indirect block found"}
 
 // processBlock is e2fsck's process_block for one pointer. It returns true
 // when the block was accepted (and, for an indirect block, should be

@@ -1,6 +1,9 @@
 package check
 
-import "gofsck/internal/ondisk"
+import (
+	"gofsck/internal/ext2fs"
+	"gofsck/internal/ondisk"
+)
 
 // Checked inode reads after pass 1.
 //
@@ -36,7 +39,7 @@ func (c *Checker) inodeCsumFails(ino uint32, n ondisk.Inode) bool {
 func (w *dirWorker) readInodeChecked(ino uint32, fn, proc string) (ondisk.Inode, bool) {
 	n := w.readInode(ino)
 	if w.c.inodeCsumFails(ino, n) {
-		w.c.fatalError(fn + ": Inode checksum does not match inode while reading inode " + utoa(ino) + " in " + proc + "\n")
+		w.c.fatalError(fn + ": " + string(ext2fs.ErrInodeCsumInvalid) + " while reading inode " + utoa(ino) + " in " + proc + "\n")
 		return n, false
 	}
 	return n, true

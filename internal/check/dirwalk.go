@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"gofsck/internal/dirhash"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -204,7 +205,7 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 		return
 	}
 	if !ok {
-		c.fix(problem.Problem{Code: problem.PR_3A_OPTIMIZE_DIR_ERR, Dir: dir, Err: "Directory block checksum does not match directory block"})
+		c.fix(problem.Problem{Code: problem.PR_3A_OPTIMIZE_DIR_ERR, Dir: dir, Err: string(ext2fs.ErrDirCsumInvalid)})
 		return
 	}
 	sortPart := ents

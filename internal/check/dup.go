@@ -3,6 +3,7 @@ package check
 import (
 	"sort"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -66,7 +67,7 @@ func (c *Checker) passDup() {
 				// Pass 1B's inode scan verifies every inode's checksum
 				// (used or not) and stops the run at the first that
 				// fails: one pass 1 reported and was not allowed to fix.
-				c.fix(problem.Problem{Code: problem.PR_1B_ISCAN_ERROR, Ino: ino, Err: "Inode checksum does not match inode"})
+				c.fix(problem.Problem{Code: problem.PR_1B_ISCAN_ERROR, Ino: ino, Err: string(ext2fs.ErrInodeCsumInvalid)})
 				c.abort = true
 				return
 			}
@@ -325,7 +326,7 @@ func (c *Checker) iterateBlocksErr(s *inodeScratch, ino uint32, n ondisk.Inode, 
 				}
 				if ino != 0 && f.MetadataCsum {
 					if sum, stored, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, ino, n.Generation()); !ok || sum != stored {
-						iterErr = "Extent block checksum does not match extent block"
+						iterErr = string(ext2fs.ErrExtentCsumInvalid)
 						return
 					}
 				}
@@ -357,7 +358,7 @@ func (c *Checker) iterateBlocksErr(s *inodeScratch, ino uint32, n ondisk.Inode, 
 	walkInd = func(blk uint64, level int) bool {
 		visit(blk, -int64(level))
 		if blk < f.FirstDataBlock || blk >= f.BlocksCount {
-			iterErr = badMapBlockErr[level]
+			iterErr = string(ext2fs.BadMapBlock(level))
 			return false
 		}
 		buf := s.levels[level]
@@ -402,7 +403,7 @@ func (c *Checker) iterateBlocksErr(s *inodeScratch, ino uint32, n ondisk.Inode, 
 // claimed block map is tested with a block outside the file system (it
 // then answers "not set").
 func (c *Checker) dupMapRangeWarning(b uint64) {
-	c.diag("Illegal block number passed to ext2fs_test_block_bitmap #%d for multiply claimed block map\n", c.fs.ClusterOf(b))
+	c.diag(string(ext2fs.ErrBadBlockTest)+" #%d for multiply claimed block map\n", c.fs.ClusterOf(b))
 }
 
 // dupMapOutOfRange reports whether block b lies outside the clusters the
@@ -411,10 +412,6 @@ func (c *Checker) dupMapOutOfRange(b uint64) bool {
 	f := c.fs
 	return f.ClusterOf(b) < f.ClusterOf(f.FirstDataBlock) || f.ClusterOf(b) > f.ClusterOf(f.BlocksCount-1)
 }
-
-// badMapBlockErr is the library's error for an indirect (1), doubly (2)
-// or triply (3) indirect block number outside the file system.
-var badMapBlockErr = [4]string{"", "Illegal indirect block found", "Illegal doubly indirect block found", "Illegal triply indirect block found"}
 
 // pass1CSearch is pass 1C's walk (ext2fs_dblist_dir_iterate with
 // search_dirent_proc): the directory blocks in sorted order, each live

@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/binary"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -99,7 +100,7 @@ func (cs *cloneState) block(b uint64, blockcnt int64) (uint64, bool) {
 		} else {
 			nb, ok := c.allocBlock(0)
 			if !ok {
-				cs.err = "Could not allocate block in ext2 filesystem"
+				cs.err = string(ext2fs.ErrBlockAllocFail)
 				return b, false
 			}
 			newBlk = nb
@@ -113,7 +114,7 @@ func (cs *cloneState) block(b uint64, blockcnt int64) (uint64, bool) {
 		}
 	}
 	if b >= f.BlocksCount || f.ReadBlock(b, cs.buf) != nil {
-		cs.err = "Attempt to read block from filesystem resulted in short read"
+		cs.err = string(ext2fs.ErrShortRead)
 		return b, false
 	}
 	c.writeBlock(newBlk, cs.buf)
@@ -306,7 +307,7 @@ func (cs *cloneState) indirect(b uint64, level int, base int64) (uint64, bool) {
 		return nb, changed
 	}
 	if nb < f.FirstDataBlock || nb >= f.BlocksCount {
-		cs.iterErr = badMapBlockErr[level]
+		cs.iterErr = string(ext2fs.BadMapBlock(level))
 		cs.badInd = true
 		return nb, changed
 	}

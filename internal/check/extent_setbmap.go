@@ -2,8 +2,8 @@ package check
 
 import (
 	"encoding/binary"
-	"errors"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 )
 
@@ -33,10 +33,6 @@ const (
 	iterAbort
 	iterError
 )
-
-// errExtLeafBad is the library's error for a deletion whose current entry
-// lies outside its node (EXT2_ET_EXTENT_LEAF_BAD).
-var errExtLeafBad = errors.New("Corrupt extent")
 
 // extStepBudget bounds the moves of one walk over a hostile tree (index
 // nodes shared by several parents make a tree of many paths).
@@ -89,7 +85,7 @@ func (x *extHandle) currentExt(prior error) (libExtent, error) {
 // child node.
 func (x *extHandle) downLast() (libExtent, error) {
 	ext, err := x.get(extOpDown)
-	if err != nil && err != errExtCsum {
+	if err != nil && err != ext2fs.ErrExtentCsumInvalid {
 		return ext, err
 	}
 	p := &x.path[x.level]
@@ -109,7 +105,7 @@ func (x *extHandle) getLeaf(next bool) (libExtent, error) {
 	failedCsum := false
 	for steps := 0; ; steps++ {
 		if steps > extStepBudget {
-			return libExtent{}, errExtNotSupp
+			return libExtent{}, ext2fs.ErrOpNotSupported
 		}
 		var ext libExtent
 		var err error
@@ -128,10 +124,10 @@ func (x *extHandle) getLeaf(next bool) (libExtent, error) {
 					ext, err = x.get(extOpCurrent)
 				}
 			default:
-				return ext, errExtNoPrev
+				return ext, ext2fs.ErrExtentNoPrev
 			}
 		}
-		if err == errExtCsum {
+		if err == ext2fs.ErrExtentCsumInvalid {
 			failedCsum, err = true, nil
 		}
 		if err != nil {
@@ -139,7 +135,7 @@ func (x *extHandle) getLeaf(next bool) (libExtent, error) {
 		}
 		if x.level == x.maxDepth {
 			if failedCsum {
-				return ext, errExtCsum
+				return ext, ext2fs.ErrExtentCsumInvalid
 			}
 			return ext, nil
 		}
@@ -168,7 +164,7 @@ func (x *extHandle) insert(ext libExtent, after bool) error {
 		p.left = -1
 	}
 	if ix+p.left+2 > p.maxEntries || ix >= p.maxEntries {
-		return errExtNoRoomInode
+		return ext2fs.ErrCantInsertExtent
 	}
 	p.curr = ix
 	if p.left >= 0 {
@@ -199,10 +195,10 @@ func (x *extHandle) delete() error {
 func (x *extHandle) deleteDepth(depth int) error {
 	p := &x.path[x.level]
 	if p.curr < 0 {
-		return errExtNoCurrent
+		return ext2fs.ErrNoCurrentNode
 	}
 	if p.left < 0 || p.curr+p.left >= p.maxEntries {
-		return errExtLeafBad
+		return ext2fs.ErrExtentLeafBad
 	}
 	if p.left > 0 {
 		start := ondisk.ExtentHeaderSize + p.curr*extEntrySize
@@ -218,7 +214,7 @@ func (x *extHandle) deleteDepth(depth int) error {
 	}
 	if p.entries == 0 && x.level > 0 {
 		if depth > len(x.path) {
-			return errExtLeafBad
+			return ext2fs.ErrExtentLeafBad
 		}
 		ext, err := x.get(extOpUp)
 		if err != nil {
@@ -259,7 +255,7 @@ func (x *extHandle) setBmap(l, phys uint64, uninit bool) (err error) {
 	}
 	ext, err := x.get(extOpCurrent)
 	if err != nil {
-		if err != errExtNoCurrent {
+		if err != ext2fs.ErrNoCurrentNode {
 			return err
 		}
 		ext = libExtent{}
@@ -275,7 +271,7 @@ func (x *extHandle) setBmap(l, phys uint64, uninit bool) (err error) {
 
 	mapped := true
 	if err := x.goTo(0, l); err != nil {
-		if err != errExtNotFound {
+		if err != ext2fs.ErrExtentNotFound {
 			return err
 		}
 		mapped = false
@@ -289,18 +285,18 @@ func (x *extHandle) setBmap(l, phys uint64, uninit bool) (err error) {
 	extUninit := ext.flags&extFlagUninit != 0
 	next, err := x.getLeaf(true)
 	hasNext := err == nil
-	if err != nil && err != errExtNoNext {
+	if err != nil && err != ext2fs.ErrExtentNoNext {
 		return err
 	}
-	if err := x.goTo(0, l); err != nil && err != errExtNotFound {
+	if err := x.goTo(0, l); err != nil && err != ext2fs.ErrExtentNotFound {
 		return err
 	}
 	prev, err := x.getLeaf(false)
 	hasPrev := err == nil
-	if err != nil && err != errExtNoPrev {
+	if err != nil && err != ext2fs.ErrExtentNoPrev {
 		return err
 	}
-	if err := x.goTo(0, l); err != nil && err != errExtNotFound {
+	if err := x.goTo(0, l); err != nil && err != ext2fs.ErrExtentNotFound {
 		return err
 	}
 	nextUninit := next.flags&extFlagUninit != 0
@@ -351,7 +347,7 @@ func (x *extHandle) setBmap(l, phys uint64, uninit bool) (err error) {
 		if err := x.delete(); err != nil {
 			return err
 		}
-		if err := x.fixParents(); err != errExtNoCurrent {
+		if err := x.fixParents(); err != ext2fs.ErrNoCurrentNode {
 			return err
 		}
 		return nil
@@ -471,7 +467,7 @@ func (x *extHandle) iterate(flags int, visit extVisit) (int, error) {
 			ext, err = x.get(op)
 		}
 		if err != nil {
-			if err != errExtNoNext {
+			if err != ext2fs.ErrExtentNoNext {
 				iterErr = err
 				break
 			}

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"gofsck/internal/blockdev"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gofsck/internal/blockdev"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -114,7 +115,7 @@ func leafMap(t *testing.T, x *extHandle) map[uint64]uint64 {
 		}
 		ext, err = x.get(extOpNext)
 	}
-	if err != errExtNoNext {
+	if err != ext2fs.ErrExtentNoNext {
 		t.Fatalf("walk: %v", err)
 	}
 	return m

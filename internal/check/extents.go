@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/binary"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -220,7 +221,7 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 			}
 			for l := level; l >= 1; l-- {
 				if l < len(x.path) && x.path[l] == pblk {
-					x.err, x.op, x.errBlk, x.errLblk = "Found cyclic loop in extent tree", "EXT2_EXTENT_DOWN", pblk, lblk
+					x.err, x.op, x.errBlk, x.errLblk = string(ext2fs.ErrExtentCycle), "EXT2_EXTENT_DOWN", pblk, lblk
 					return
 				}
 			}
@@ -250,7 +251,7 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 				continue
 			}
 			if child.Entries() == 0 {
-				x.err, x.op, x.errBlk, x.errLblk = "No 'down' extent", "EXT2_EXTENT_DOWN", pblk, lblk
+				x.err, x.op, x.errBlk, x.errLblk = string(ext2fs.ErrExtentNoDown), "EXT2_EXTENT_DOWN", pblk, lblk
 				return
 			}
 			childCsumBad := false
@@ -285,7 +286,7 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 				// The child was emptied and removed: the library's handle
 				// is on this node already, and going up from it fails at
 				// the root (the walk then stops with an error).
-				x.err, x.op, x.errBlk, x.errLblk = "No 'up' extent", "EXT2_EXTENT_UP", p.Blk, p.Blk2
+				x.err, x.op, x.errBlk, x.errLblk = string(ext2fs.ErrExtentNoUp), "EXT2_EXTENT_UP", p.Blk, p.Blk2
 				return
 			}
 			x.hlevel = level
@@ -471,7 +472,7 @@ func (c *Checker) extentFixParents(x *extentScan, l int) string {
 // A node whose checksum does not match fails the step down into it.
 func (c *Checker) extentGoto(x *extentScan, top int, blk uint64) string {
 	f := c.fs
-	const notFound = "Extent not found"
+	const notFound = string(ext2fs.ErrExtentNotFound)
 	h := x.node(0)
 	end := (x.w.n.Size() + uint64(f.BlockSize) - 1) >> f.BlockBits // the root's end_blk
 	var path [maxScanDepth]uint64
@@ -524,28 +525,28 @@ func (c *Checker) extentGoto(x *extentScan, top int, blk uint64) string {
 		child := h.Idx(i).Leaf
 		for k := l; k >= 1; k-- {
 			if path[k] == child {
-				return "Found cyclic loop in extent tree"
+				return string(ext2fs.ErrExtentCycle)
 			}
 		}
 		path[l+1] = child
 		buf := make([]byte, f.BlockSize)
 		if child >= f.BlocksCount {
-			return "Attempt to read block from filesystem resulted in short read"
+			return string(ext2fs.ErrShortRead)
 		}
 		if err := f.ReadBlock(child, buf); err != nil {
 			return err.Error()
 		}
 		h = ondisk.ExtentHeader(buf)
 		if h.Verify() != nil {
-			return "Corrupt extent header"
+			return string(ext2fs.ErrExtentHeaderBad)
 		}
 		if h.Entries() == 0 {
-			return "No 'down' extent"
+			return string(ext2fs.ErrExtentNoDown)
 		}
 		if f.MetadataCsum {
 			sum, stored, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, x.w.ino, x.w.n.Generation())
 			if !ok || sum != stored || c.csumInodeRereadFails(x.s, x.w.ino) {
-				return "Extent block checksum does not match extent block"
+				return string(ext2fs.ErrExtentCsumInvalid)
 			}
 		}
 	}

@@ -106,22 +106,6 @@ var (
 // errnoEUCLEAN is EFSCORRUPTED.
 const errnoEUCLEAN = 117
 
-// Library errors the replay meets (libext2fs error texts; and
-// errBadInodeNum).
-var (
-	errNoDirectory     = errors.New("Ext2 inode is not a directory")
-	errLibDirCorrupted = errors.New("EXT2 directory corrupted")
-	errDirhashUnsupp   = errors.New("Directory hash unsupported")
-	errDBNotFound      = errors.New("Ext2 directory block not found")
-	// EXT2_ET_DIR_NO_SPACE_FOR_CSUM
-	errDirNoSpaceForCsum = errors.New("Directory block does not have space for checksum")
-	// EFSCORRUPTED is EXT2_ET_FILESYSTEM_CORRUPTED in e2fsck.
-	errFCCorrupted = errors.New("File system is corrupted")
-)
-
-// errInodeNotExtent is EXT2_ET_INODE_NOT_EXTENT's text.
-const errInodeNotExtent = "Inode does not use extents"
-
 // The lines of e2fsck/journal.c (1.47.0) whose errcode_to_errno calls
 // print the library errors of the replay.
 const (

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 )
 
@@ -36,12 +37,12 @@ func (r *fcReplay) libRecLen(b []byte) int {
 func (r *fcReplay) inlineArea(buf []byte, fn func(off, recLen int) (done bool, err error)) (bool, error) {
 	n := len(buf)
 	if n < 8 {
-		return false, errLibDirCorrupted
+		return false, ext2fs.ErrDirCorrupted
 	}
 	for off := 0; off < n-8; {
 		rl := r.libRecLen(buf[off+4:])
 		if off+rl > n || rl < 8 || rl%4 != 0 || int(buf[off+6])+8 > rl {
-			return false, errLibDirCorrupted
+			return false, ext2fs.ErrDirCorrupted
 		}
 		done, err := fn(off, rl)
 		if done || err != nil {
@@ -169,7 +170,7 @@ func (r *fcReplay) inlineLink(dir uint32, n ondisk.Inode, name string, ino uint3
 	if done, err = r.inlineEAArea(dir, area); err != nil || done {
 		return err
 	}
-	return errDirNoSpace
+	return ext2fs.ErrDirNoSpace
 }
 
 // inlineUnlink is ext2fs_unlink's unlink_proc over an inline directory.
@@ -224,5 +225,5 @@ func (r *fcReplay) inlineUnlink(dir uint32, n ondisk.Inode, name string, ino uin
 	if done, err = r.inlineEAArea(dir, area); err != nil || done {
 		return err
 	}
-	return errDirNoSpace
+	return ext2fs.ErrDirNoSpace
 }

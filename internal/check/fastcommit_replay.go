@@ -9,6 +9,7 @@ import (
 
 	"gofsck/internal/bitmap"
 	"gofsck/internal/dirhash"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/journal"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/ondisk/jbd2"
@@ -349,11 +350,11 @@ func (r *fcReplay) summaryStats() {
 func (r *fcReplay) setGDTCsum() { r.c.setGDTCsumFrom(r.d.inodes) }
 
 // readInode reads inode ino whole (the library's read with checksum
-// errors ignored); errBadInodeNum when ino is out of range.
+// errors ignored); ext2fs.ErrBadInodeNum when ino is out of range.
 func (r *fcReplay) readInode(ino uint32) (ondisk.Inode, error) {
 	f := r.c.fs
 	if ino == 0 || ino > f.InodesCount {
-		return nil, errBadInodeNum
+		return nil, ext2fs.ErrBadInodeNum
 	}
 	n := make(ondisk.Inode, f.InodeSize)
 	if err := f.ReadInode(ino, n, make([]byte, f.BlockSize)); err != nil {
@@ -378,7 +379,7 @@ func (r *fcReplay) inode(v []byte) error {
 		}
 		extra := int(binary.LittleEndian.Uint16(raw[0x80:]))
 		if extra < 4 || extra > f.InodeSize-ondisk.GoodOldInodeSize {
-			return r.libError("ext4_fc_handle_inode", lineHandleInode, errFCCorrupted)
+			return r.libError("ext4_fc_handle_inode", lineHandleInode, ext2fs.ErrFilesystemCorrupted)
 		}
 		ilen += extra
 	}
@@ -550,7 +551,7 @@ func (r *fcReplay) readExtents(ino uint32) error {
 	segs, freed, err := r.c.loadExtentList(ino, n, nil)
 	switch {
 	case err == nil:
-	case err.Error() == errInodeNotExtent || errors.Is(err, errExtBadHeader):
+	case err.Error() == string(ext2fs.ErrInodeNotExtent) || errors.Is(err, ext2fs.ErrExtentHeaderBad):
 		// ext2fs_extent_open's refusals, before any block is read or
 		// freed.
 		return r.libError("ext4_fc_read_extents", lineReadExtents, err)
@@ -633,11 +634,11 @@ func (r *fcReplay) markRange(b uint64, n uint32, used bool) {
 	num := uint32(end - cl)
 	first, last := f.ClusterOf(f.FirstDataBlock), f.ClusterOf(f.BlocksCount-1)
 	if cl < first || cl > last || cl+uint64(num)-1 > last {
-		what := "mark"
+		msg := ext2fs.ErrBadBlockMark
 		if !used {
-			what = "unmark"
+			msg = ext2fs.ErrBadBlockUnmark
 		}
-		r.c.diag("Illegal block number passed to ext2fs_%s_block_bitmap #%d for block bitmap for %s\n", what, cl, r.c.fcDevice())
+		r.c.diag(string(msg)+" #%d for block bitmap for %s\n", cl, r.c.fcDevice())
 		return
 	}
 	for i := uint64(0); i < uint64(num); i++ {
@@ -793,7 +794,7 @@ func (r *fcReplay) replayDir(dir uint32) (ondisk.Inode, error) {
 		return nil, err
 	}
 	if !n.IsDir() {
-		return nil, errNoDirectory
+		return nil, ext2fs.ErrNoDirectory
 	}
 	return n, nil
 }
@@ -829,7 +830,7 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	const rootOff = 24
 	alg := dirhash.Version(buf[rootOff+4])
 	if alg != dirhash.Legacy && alg != dirhash.HalfMD4 && alg != dirhash.TEA {
-		return errDirhashUnsupp
+		return ext2fs.ErrDirhashUnsupp
 	}
 	if c.sb.Flags()&ondisk.FlagUnsignedHash != 0 {
 		alg = alg.Unsigned()
@@ -840,7 +841,7 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 		maxLevels = 3
 	}
 	if levels >= maxLevels {
-		return errLibDirCorrupted
+		return ext2fs.ErrDirCorrupted
 	}
 	seed := c.sb.HashSeed()
 	hash, _, err := dirhash.Hash(alg, []byte(name), &seed)
@@ -861,7 +862,7 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 		}
 		limit, count, _ := ondisk.DxCountLimit(buf, off)
 		if count == 0 || count > limit {
-			return errLibDirCorrupted
+			return ext2fs.ErrDirCorrupted
 		}
 		// dx_search_entry: the last entry whose hash is not above the
 		// name's (entry 0 has none).
@@ -890,7 +891,7 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	}
 	switch {
 	case lerr != nil:
-		return errLibDirCorrupted
+		return ext2fs.ErrDirCorrupted
 	case !done:
 		// dx_grow_tree: a block added with ext2fs_fallocate and the
 		// leaf split, or the index grown; not emulated.
@@ -910,19 +911,19 @@ func fcDxCountLimit(bs int, buf []byte) (int, error) {
 		off = 8
 	case recLen == 12:
 		if int(le.Uint16(buf[12+4:])) != bs-12 {
-			return 0, errDBNotFound
+			return 0, ext2fs.ErrDBNotFound
 		}
 		// struct ext2_dx_root_info after "..": reserved_zero, info_length.
 		if le.Uint32(buf[24:]) != 0 || buf[24+5] != 8 {
-			return 0, errDBNotFound
+			return 0, ext2fs.ErrDBNotFound
 		}
 		off = 32
 	default:
-		return 0, errDBNotFound
+		return 0, ext2fs.ErrDBNotFound
 	}
 	maxSane := (bs - off) / ondisk.DxEntrySize
 	if int(le.Uint16(buf[off:])) > maxSane || int(le.Uint16(buf[off+2:])) > maxSane {
-		return 0, errDirNoSpaceForCsum
+		return 0, ext2fs.ErrDirNoSpaceForCsum
 	}
 	return off, nil
 }
@@ -970,7 +971,7 @@ func (r *fcReplay) unlinkName(dir uint32, name string, ino uint32, force bool) e
 		for off := 0; off < bs-8; {
 			d, _ := ondisk.DecodeDirent(buf, off, bs)
 			if off+d.RecLen > bs || d.RecLen < 8 || d.RecLen%4 != 0 || d.NameLen+8 > d.RecLen {
-				return errLibDirCorrupted
+				return ext2fs.ErrDirCorrupted
 			}
 			match := d.NameLen == len(name) && string(buf[off+8:off+8+d.NameLen]) == name
 			if match && !force && ino != 0 {
@@ -992,7 +993,7 @@ func (r *fcReplay) unlinkName(dir uint32, name string, ino uint32, force bool) e
 			off += d.RecLen
 		}
 	}
-	return errDirNoSpace
+	return ext2fs.ErrDirNoSpace
 }
 
 // linkAndCreate is ext4_fc_handle_link_and_create.
@@ -1073,10 +1074,10 @@ func (r *fcReplay) link(dir uint32, name string, ino uint32, ft uint8) error {
 	}
 	switch err := r.c.linkName(dir, name, ino, ft, false); {
 	case err == nil:
-	case errors.Is(err, errDirNoSpace):
+	case errors.Is(err, ext2fs.ErrDirNoSpace):
 		return err
 	case errors.Is(err, errDirCorrupted):
-		return errLibDirCorrupted
+		return ext2fs.ErrDirCorrupted
 	default:
 		return fcUnsupported("linking %q into %d: %v", name, dir, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/fs"
 	"gofsck/internal/problem"
 )
@@ -60,7 +61,7 @@ const inodeScanBlocks = 8
 
 // errNextInode is the library's text for a failed inode table read
 // (EXT2_ET_NEXT_INODE_READ), which pass 1 prints with PR_1_ISCAN_ERROR.
-const errNextInode = "Can't read next inode"
+const errNextInode = string(ext2fs.ErrNextInodeRead)
 
 // readFailed runs the handler for one block whose read failed with err
 // during op ("" when none is named); buf is the block's buffer. It

@@ -6,6 +6,7 @@ import (
 	"io"
 	"syscall"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/ondisk/jbd2"
@@ -26,18 +27,6 @@ import (
 type LibErrorer interface {
 	LibError(byDevice bool, code, what string)
 }
-
-// libext2fs error texts that the journal check returns (the part before
-// " while checking journal for <dev>").
-const (
-	errCorruptJournalSB = "The journal superblock is corrupt"
-	errUnsuppFeature    = "Filesystem has unsupported feature(s)"
-	errLoadExtJournal   = "Error loading external journal"
-	errMissingITable    = "A block group is missing an inode table"
-	errBadITable        = "Corrupt group descriptor: bad block for inode table"
-	errInodeCsum        = "Inode checksum does not match inode"
-	errShortRead        = "Attempt to read block from filesystem resulted in short read"
-)
 
 // jnlBackupBlocks is EXT3_JNL_BACKUP_BLOCKS: s_jnl_blocks holds a copy of
 // the journal inode's i_block, i_size_high and i_size.
@@ -231,7 +220,7 @@ func (c *Checker) fixBadInode(p problem.Problem) string {
 		if c.sink.Aborted() {
 			return ""
 		}
-		return errCorruptJournalSB
+		return string(ext2fs.ErrCorruptJournalSB)
 	case sb.HasIncompat(ondisk.IncompatRecover):
 		if c.fix(withCode(p, problem.PR_0_JOURNAL_RECOVER_SET)) {
 			c.invalidSuper = true
@@ -243,7 +232,7 @@ func (c *Checker) fixBadInode(p problem.Problem) string {
 		if c.sink.Aborted() {
 			return ""
 		}
-		return errUnsuppFeature
+		return string(ext2fs.ErrUnsuppFeature)
 	}
 	return ""
 }
@@ -267,10 +256,10 @@ func (c *Checker) fixCorruptSuper(p problem.Problem, j *jnl) string {
 		if c.sink.Aborted() {
 			return ""
 		}
-		return errCorruptJournalSB
+		return string(ext2fs.ErrCorruptJournalSB)
 	}
 	if c.fixBadInode(p) != "" {
-		return errCorruptJournalSB
+		return string(ext2fs.ErrCorruptJournalSB)
 	}
 	return ""
 }
@@ -354,9 +343,9 @@ func (c *Checker) readJournalInode(ino uint32) (ondisk.Inode, error) {
 	table := f.Group(g).InodeTable()
 	switch {
 	case table == 0:
-		return nil, &libError{errMissingITable}
+		return nil, &libError{string(ext2fs.ErrMissingInodeTable)}
 	case table < f.FirstDataBlock || table+uint64(f.InodeBlocksPerGroup)-1 >= f.BlocksCount:
-		return nil, &libError{errBadITable}
+		return nil, &libError{string(ext2fs.ErrGdescBadInodeTable)}
 	}
 	buf := make(ondisk.Inode, f.InodeSize)
 	scratch := make([]byte, f.BlockSize)
@@ -364,7 +353,7 @@ func (c *Checker) readJournalInode(ino uint32) (ondisk.Inode, error) {
 		return nil, &libError{ioErrorText(err)}
 	}
 	if f.MetadataCsum && !buf.ChecksumValid(f.CsumSeed, ino) {
-		return nil, &libError{errInodeCsum}
+		return nil, &libError{string(ext2fs.ErrInodeCsumInvalid)}
 	}
 	return buf, nil
 }
@@ -617,7 +606,7 @@ func (c *Checker) loadJournal(j *jnl) (*jbd2.Superblock, error) {
 	bs := uint64(c.fs.BlockSize)
 	buf := make([]byte, bs)
 	if j.sbBlock > (1<<62)/bs {
-		return nil, &libError{errShortRead}
+		return nil, &libError{string(ext2fs.ErrShortRead)}
 	}
 	if err := readFull(j.dev, buf, int64(j.sbBlock*bs)); err != nil {
 		text := ioErrorText(err)
@@ -633,7 +622,7 @@ func (c *Checker) loadJournal(j *jnl) (*jbd2.Superblock, error) {
 		switch {
 		case c.sink.Aborted():
 			return nil, errStop
-		case msg == errUnsuppFeature:
+		case msg == string(ext2fs.ErrUnsuppFeature):
 			// EXT2_ET_UNSUPP_FEATURE: asked as an unknown incompat
 			// feature, then treated as a corrupt superblock.
 			return nil, &jbd2.ValidationError{Rule: jbd2.RuleIncompat, Field: "h_magic"}
@@ -653,7 +642,7 @@ func (c *Checker) loadJournal(j *jnl) (*jbd2.Superblock, error) {
 	}
 	if jsb.Version() == 2 && jsb.NrUsers() > 1 {
 		c.fix(problem.Problem{Code: problem.PR_0_JOURNAL_UNSUPP_MULTIFS})
-		return nil, c.stopOr("Unsupported journal version")
+		return nil, c.stopOr(string(ext2fs.ErrJournalUnsuppVersion))
 	}
 	err := jsb.Validate(uint32(bs), j.totalLen)
 	var ve *jbd2.ValidationError
@@ -666,11 +655,11 @@ func (c *Checker) loadJournal(j *jnl) (*jbd2.Superblock, error) {
 		if errors.As(err, &ve) {
 			switch ve.Rule {
 			case jbd2.RuleBlockSize:
-				c.libError(false, errCorruptJournalSB, "no valid journal superblock found")
+				c.libError(false, string(ext2fs.ErrCorruptJournalSB), "no valid journal superblock found")
 			case jbd2.RuleMaxLen:
-				c.libError(false, errCorruptJournalSB, "journal too short")
+				c.libError(false, string(ext2fs.ErrCorruptJournalSB), "journal too short")
 			case jbd2.RuleFastCommit:
-				c.libError(false, errCorruptJournalSB, "incorrect fast commit blocks")
+				c.libError(false, string(ext2fs.ErrCorruptJournalSB), "incorrect fast commit blocks")
 			}
 		}
 		return nil, err
@@ -696,7 +685,7 @@ func ioErrorText(err error) string {
 	var errno syscall.Errno
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, fs.ErrShortRead):
-		return errShortRead
+		return string(ext2fs.ErrShortRead)
 	case errors.As(err, &errno):
 		s := errno.Error()
 		if s != "" && s[0] >= 'a' && s[0] <= 'z' {

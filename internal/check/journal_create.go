@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/ondisk/jbd2"
 	"gofsck/internal/problem"
@@ -138,7 +139,7 @@ func (c *Checker) recreateJournal() {
 	}
 	if full {
 		c.journalNoSpace(d, total)
-		c.log("Could not allocate block in ext2 filesystem: while trying to create journal\n")
+		c.log(string(ext2fs.ErrBlockAllocFail) + ": while trying to create journal\n")
 		return
 	}
 	if tree {

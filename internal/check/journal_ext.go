@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"gofsck/internal/blockdev"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/journal"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -52,7 +53,7 @@ func (c *Checker) getExternalJournal() (*jnl, error) {
 			if c.sink.Aborted() {
 				return nil, errStop
 			}
-			return nil, &libError{errLoadExtJournal}
+			return nil, &libError{string(ext2fs.ErrLoadExtJournal)}
 		}
 		f, err := blockdev.Open(path, true, false)
 		if err != nil {
@@ -83,16 +84,16 @@ func (c *Checker) getExternalJournal() (*jnl, error) {
 		rawOff = extSuperOffset
 	}
 	if uint64(len(buf)) < rawOff+ondisk.SuperblockSize {
-		return nil, &libError{errShortRead}
+		return nil, &libError{string(ext2fs.ErrShortRead)}
 	}
 	jsuper := ondisk.Superblock(buf[rawOff : rawOff+ondisk.SuperblockSize])
 	if jsuper.Magic() != ondisk.Magic || !jsuper.HasIncompat(ondisk.IncompatJournalDev) {
 		c.fix(problem.Problem{Code: problem.PR_0_EXT_JOURNAL_BAD_SUPER})
-		return nil, c.stopOr(errLoadExtJournal)
+		return nil, c.stopOr(string(ext2fs.ErrLoadExtJournal))
 	}
 	if jsuper.UUID() != c.sb.JournalUUID() {
 		c.fix(problem.Problem{Code: problem.PR_0_JOURNAL_BAD_UUID})
-		return nil, c.stopOr(errLoadExtJournal)
+		return nil, c.stopOr(string(ext2fs.ErrLoadExtJournal))
 	}
 	if jsuper.HasRoCompat(ondisk.RoCompatMetadataCsum) && jsuper.ComputeChecksum() != jsuper.Checksum() {
 		if c.fix(problem.Problem{Code: problem.PR_0_EXT_JOURNAL_SUPER_CSUM_INVALID}) && c.repairing() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/journal"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/ondisk/jbd2"
@@ -60,7 +61,7 @@ type RecoverResult struct {
 // filesystem and calls FinishRecovery on the new Checker.
 func (c *Checker) RecoverJournal() RecoverResult {
 	if !c.repairing() {
-		return RecoverResult{Verdict: RecoverFailed, Msg: "Attempt to write to filesystem opened read-only"}
+		return RecoverResult{Verdict: RecoverFailed, Msg: string(ext2fs.ErrRoFilsys)}
 	}
 	j, err := c.getJournal()
 	if err != nil {

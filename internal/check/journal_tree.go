@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/binary"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 )
 
@@ -103,7 +104,7 @@ func (c *Checker) writeJournalTree(n, fc uint64, d, found *diskBitmaps, goal uin
 		gerr := x.goTo(0, lblk)
 		if cur, err := x.get(extOpCurrent); err == nil && cur.lblk > lblk {
 			after = false
-		} else if err != nil && err != errExtNoCurrent {
+		} else if err != nil && err != ext2fs.ErrNoCurrentNode {
 			return false
 		}
 		_ = gerr

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"gofsck/internal/csum"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -159,7 +160,7 @@ func (c *Checker) createOrphanFile(ino uint32, num uint64) bool {
 				// No block for a new tree node fails the creation as
 				// a data block does; other errors cannot happen on
 				// the tree built here.
-				if err != errExtAllocFail {
+				if err != ext2fs.ErrBlockAllocFail {
 					c.unsupported(problem.PR_6_ORPHAN_FILE_CORRUPTED)
 					return false
 				}
@@ -189,7 +190,7 @@ func (c *Checker) createOrphanFile(ino uint32, num uint64) bool {
 // PR_6_ORPHAN_FILE_CREATE_FAILED. The blocks taken so far stay taken,
 // as in e2fsck.
 func (c *Checker) orphanCreateFailed() bool {
-	c.log("Could not allocate block in ext2 filesystem: while trying to create orphan file\n")
+	c.log(string(ext2fs.ErrBlockAllocFail) + ": while trying to create orphan file\n")
 	c.fix(problem.Problem{Code: problem.PR_6_ORPHAN_FILE_CREATE_FAILED})
 	return false
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"gofsck/internal/csum"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -94,7 +95,7 @@ func (c *Checker) checkInitOrphanFile() orphanState {
 	if ino == 0 || ino > f.InodesCount {
 		// e2fsck_read_inode fails and calls fatal_error from main,
 		// outside e2fsck_run: the line, then the exit.
-		c.fatalError("ext2fs_read_inode: Illegal inode number while reading inode " + utoa(ino) + " in orphan inode\n")
+		c.fatalError("ext2fs_read_inode: " + string(ext2fs.ErrBadInodeNum) + " while reading inode " + utoa(ino) + " in orphan inode\n")
 		c.endFatal = true
 		return orphanFatal
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"gofsck/internal/bitmap"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -646,7 +647,7 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 			// checked read, which fails (unless the inode was only
 			// garbage by its block's company): e2fsck stops (a fatal
 			// problem).
-			c.fix(problem.Problem{Code: problem.PR_1_BLOCK_ITERATE, Ino: ino, Err: "Inode checksum does not match inode"})
+			c.fix(problem.Problem{Code: problem.PR_1_BLOCK_ITERATE, Ino: ino, Err: string(ext2fs.ErrInodeCsumInvalid)})
 			return
 		}
 		c.checkBadBlocksInode(s, ino, n)

@@ -2,9 +2,9 @@ package check
 
 import (
 	"encoding/binary"
-	"errors"
 
 	"gofsck/internal/bitmap"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -79,7 +79,7 @@ func (c *Checker) loadExtentList(ino uint32, n ondisk.Inode, list []extSeg) ([]e
 	for steps := 0; err == nil; steps++ {
 		if steps >= maxExtentWalkSteps {
 			// Only a tree whose nodes share children gets here.
-			return list, freed, errExtCycle
+			return list, freed, ext2fs.ErrExtentCycle
 		}
 		switch {
 		case ext.flags&extFlagSecondVisit != 0:
@@ -100,14 +100,11 @@ func (c *Checker) loadExtentList(ino uint32, n ondisk.Inode, list []extSeg) ([]e
 		}
 		ext, err = x.get(extOpNext)
 	}
-	if err == errExtNoNext {
+	if err == ext2fs.ErrExtentNoNext {
 		err = nil
 	}
 	return list, freed, err
 }
-
-// errBadIndBlock is the library's EXT2_ET_BAD_IND_BLOCK.
-var errBadIndBlock = errors.New("Illegal indirect block found")
 
 // loadBlockMap is find_blocks over ext2fs_block_iterate3: the mapped
 // blocks of a block-mapped inode as extents (a block continuing the last
@@ -133,7 +130,7 @@ func (c *Checker) loadBlockMap(n ondisk.Inode, list []extSeg) ([]extSeg, uint64,
 	var walk func(blk uint64, level int, lblk uint64)
 	walk = func(blk uint64, level int, lblk uint64) {
 		if blk >= f.BlocksCount || blk < f.FirstDataBlock {
-			err = errBadIndBlock
+			err = ext2fs.ErrBadIndBlock
 			return
 		}
 		freed++
@@ -143,7 +140,7 @@ func (c *Checker) loadBlockMap(n ondisk.Inode, list []extSeg) ([]extSeg, uint64,
 		}
 		buf := bufs[level]
 		if f.ReadBlock(blk, buf) != nil {
-			err = errExtShortRead
+			err = ext2fs.ErrShortRead
 			return
 		}
 		span := uint64(1)

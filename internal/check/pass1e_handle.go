@@ -2,8 +2,8 @@ package check
 
 import (
 	"encoding/binary"
-	"errors"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 )
 
@@ -17,26 +17,8 @@ import (
 // current entry and the entries left after it on each level, moved by the
 // same operations as the library's.
 
-// Errors of the handle, with the library's messages (pass 1E prints them
-// in PR_1E_OPTIMIZE_EXT_ERR).
-var (
-	errExtNoNext      = errors.New("No 'next' extent")
-	errExtNoPrev      = errors.New("No 'previous' extent")
-	errExtNoUp        = errors.New("No 'up' extent")
-	errExtNoDown      = errors.New("No 'down' extent")
-	errExtNoCurrent   = errors.New("No current node")
-	errExtNotSupp     = errors.New("Ext2fs operation not supported")
-	errExtCantSplit   = errors.New("Splitting would result in empty node")
-	errExtNotFound    = errors.New("Extent not found")
-	errExtBadLength   = errors.New("Extent length is invalid")
-	errExtCycle       = errors.New("Found cyclic loop in extent tree")
-	errExtCsum        = errors.New("Extent block checksum does not match extent block")
-	errExtAllocFail   = errors.New("Could not allocate block in ext2 filesystem")
-	errExtBadHeader   = errors.New("Corrupt extent header")
-	errExtOverflow    = errors.New("Value too large for defined data type")
-	errExtShortRead   = errors.New("Attempt to read block from filesystem resulted in short read")
-	errExtNoRoomInode = errors.New("No room to insert extent in node")
-)
+// The handle's errors are the library's (ext2fs.Err*); pass 1E prints
+// them in PR_1E_OPTIMIZE_EXT_ERR.
 
 // Extent flags as the library reports them.
 const (
@@ -121,11 +103,11 @@ func (c *Checker) openExtHandle(ino uint32, n ondisk.Inode) (*extHandle, error) 
 		n.SetFlags(n.Flags() | ondisk.FlagExtents)
 	}
 	if n.Flags()&ondisk.FlagExtents == 0 {
-		return nil, errors.New("Inode does not use extents")
+		return nil, ext2fs.ErrInodeNotExtent
 	}
 	h := ondisk.ExtentHeader(ib)
 	if h.Verify() != nil {
-		return nil, errExtBadHeader
+		return nil, ext2fs.ErrExtentHeaderBad
 	}
 	x := &extHandle{c: c, ino: ino, n: n, maxDepth: int(h.Depth())}
 	x.path = make([]extPath, x.maxDepth+1)
@@ -172,7 +154,7 @@ func (x *extHandle) get(op int) (libExtent, error) {
 		case x.level > 0:
 			op = extOpUp
 		default:
-			return ext, errExtNoNext
+			return ext, ext2fs.ErrExtentNoNext
 		}
 	}
 	ix := -1
@@ -190,7 +172,7 @@ func (x *extHandle) get(op int) (libExtent, error) {
 			p.curr = -1
 		}
 		if p.left <= 0 {
-			return ext, errExtNoNext
+			return ext, ext2fs.ErrExtentNoNext
 		}
 		if p.curr >= 0 {
 			ix = p.curr + 1
@@ -202,7 +184,7 @@ func (x *extHandle) get(op int) (libExtent, error) {
 		p.visitNum = 0
 	case extOpPrevSib:
 		if p.curr < 0 || p.left+1 >= p.entries {
-			return ext, errExtNoPrev
+			return ext, ext2fs.ErrExtentNoPrev
 		}
 		ix = p.curr - 1
 		p.curr = ix
@@ -217,14 +199,14 @@ func (x *extHandle) get(op int) (libExtent, error) {
 		p.visitNum = 0
 	case extOpUp:
 		if x.level <= 0 {
-			return ext, errExtNoUp
+			return ext, ext2fs.ErrExtentNoUp
 		}
 		x.level--
 		p = &x.path[x.level]
 		ix = p.curr
 	case extOpDown:
 		if p.curr < 0 || x.level >= x.maxDepth {
-			return ext, errExtNoDown
+			return ext, ext2fs.ErrExtentNoDown
 		}
 		ix = p.curr
 		np := &x.path[x.level+1]
@@ -234,18 +216,18 @@ func (x *extHandle) get(op int) (libExtent, error) {
 		blk := indexLeaf(extEntry(p.buf, ix))
 		for l := x.level; l > 0; l-- {
 			if blk == x.path[l].blk {
-				return ext, errExtCycle
+				return ext, ext2fs.ErrExtentCycle
 			}
 		}
 		np.blk = blk
 		if blk >= x.c.fs.BlocksCount || x.c.fs.ReadBlock(blk, np.buf) != nil {
-			return ext, errExtShortRead
+			return ext, ext2fs.ErrShortRead
 		}
 		x.level++
 		eh := ondisk.ExtentHeader(np.buf)
 		if eh.Verify() != nil {
 			x.level--
-			return ext, errExtBadHeader
+			return ext, ext2fs.ErrExtentHeaderBad
 		}
 		if x.c.fs.MetadataCsum {
 			sum, stored, ok := ondisk.ExtentBlockChecksum(np.buf, x.c.fs.CsumSeed, x.ino, x.n.Generation())
@@ -255,7 +237,7 @@ func (x *extHandle) get(op int) (libExtent, error) {
 		np.left = np.entries
 		np.maxEntries = int(eh.Max())
 		if np.left <= 0 {
-			return ext, errExtNoDown
+			return ext, ext2fs.ErrExtentNoDown
 		}
 		if p.left > 0 {
 			np.endBlk = uint64(binary.LittleEndian.Uint32(extEntry(p.buf, ix+1)))
@@ -268,10 +250,10 @@ func (x *extHandle) get(op int) (libExtent, error) {
 		p.left = p.entries - 1
 		p.visitNum = 0
 	default:
-		return ext, errExtNotSupp
+		return ext, ext2fs.ErrOpNotSupported
 	}
 	if ix < 0 {
-		return ext, errExtNoCurrent
+		return ext, ext2fs.ErrNoCurrentNode
 	}
 	e := extEntry(p.buf, ix)
 	if x.level == x.maxDepth {
@@ -296,7 +278,7 @@ func (x *extHandle) get(op int) (libExtent, error) {
 		ext.flags |= extFlagSecondVisit
 	}
 	if failedCsum {
-		return ext, errExtCsum
+		return ext, ext2fs.ErrExtentCsumInvalid
 	}
 	return ext, nil
 }
@@ -306,13 +288,13 @@ func (x *extHandle) get(op int) (libExtent, error) {
 func (x *extHandle) goTo(leafLevel int, blk uint64) error {
 	ext, err := x.get(extOpRoot)
 	if err != nil {
-		if err == errExtNoNext {
-			err = errExtNotFound
+		if err == ext2fs.ErrExtentNoNext {
+			err = ext2fs.ErrExtentNotFound
 		}
 		return err
 	}
 	if leafLevel > x.maxDepth {
-		return errExtNotSupp
+		return ext2fs.ErrOpNotSupported
 	}
 	for {
 		if x.maxDepth-x.level == leafLevel {
@@ -321,11 +303,11 @@ func (x *extHandle) goTo(leafLevel int, blk uint64) error {
 			}
 			if blk < ext.lblk {
 				x.get(extOpPrevSib)
-				return errExtNotFound
+				return ext2fs.ErrExtentNotFound
 			}
 			ext, err = x.get(extOpNextSib)
-			if err == errExtNoNext {
-				return errExtNotFound
+			if err == ext2fs.ErrExtentNoNext {
+				return ext2fs.ErrExtentNotFound
 			}
 			if err != nil {
 				return err
@@ -334,7 +316,7 @@ func (x *extHandle) goTo(leafLevel int, blk uint64) error {
 		}
 		ext, err = x.get(extOpNextSib)
 		switch {
-		case err == errExtNoNext:
+		case err == ext2fs.ErrExtentNoNext:
 		case err != nil:
 			return err
 		case blk == ext.lblk:
@@ -384,7 +366,7 @@ func (x *extHandle) setCsum(buf []byte) {
 func (x *extHandle) replace(ext libExtent) error {
 	p := &x.path[x.level]
 	if p.curr < 0 {
-		return errExtNoCurrent
+		return ext2fs.ErrNoCurrentNode
 	}
 	e := extEntry(p.buf, p.curr)
 	if x.level == x.maxDepth {
@@ -393,12 +375,12 @@ func (x *extHandle) replace(ext libExtent) error {
 		binary.LittleEndian.PutUint16(e[6:], uint16(ext.pblk>>32))
 		if ext.flags&extFlagUninit != 0 {
 			if ext.len > extUninitMaxLen {
-				return errExtBadLength
+				return ext2fs.ErrExtentInvalidLength
 			}
 			binary.LittleEndian.PutUint16(e[4:], uint16(ext.len+extInitMaxLen))
 		} else {
 			if ext.len > extInitMaxLen {
-				return errExtBadLength
+				return ext2fs.ErrExtentInvalidLength
 			}
 			binary.LittleEndian.PutUint16(e[4:], uint16(ext.len))
 		}
@@ -463,7 +445,7 @@ func (x *extHandle) split(expandAllowed bool) error {
 	}
 	p = &x.path[x.level]
 	if p.curr < 0 {
-		return errExtNoCurrent
+		return ext2fs.ErrNoCurrentNode
 	}
 	noBalance := expandAllowed && x.splittingAtEOF()
 	nodeEntries := int(binary.LittleEndian.Uint16(p.buf[2:]))
@@ -478,14 +460,14 @@ func (x *extHandle) split(expandAllowed bool) error {
 		tocopy = nodeEntries / 2
 	}
 	if tocopy == 0 && !noBalance {
-		return errExtCantSplit
+		return ext2fs.ErrCantSplitExtent
 	}
 	if goal == 0 {
 		goal = c.extInodeGoal(x.ino, x.n)
 	}
 	newBlk, ok := x.allocBlock(goal)
 	if !ok {
-		return errExtAllocFail
+		return ext2fs.ErrBlockAllocFail
 	}
 	nb := make([]byte, f.BlockSize)
 	copy(nb, p.buf[:ondisk.ExtentHeaderSize])
@@ -589,7 +571,7 @@ func (x *extHandle) insertAfter(ext libExtent) error {
 func (x *extHandle) fixParents() error {
 	p := &x.path[x.level]
 	if p.curr < 0 {
-		return errExtNoCurrent
+		return ext2fs.ErrNoCurrentNode
 	}
 	ext, err := x.get(extOpCurrent)
 	if err != nil {
@@ -636,11 +618,11 @@ func iblkAdjust(c *Checker, n ondisk.Inode, num uint64, add bool) error {
 	if add {
 		b += num
 		if !huge && b > 0xFFFFFFFF {
-			return errExtOverflow
+			return ext2fs.ErrOverflow
 		}
 	} else {
 		if num > b {
-			return errExtOverflow
+			return ext2fs.ErrOverflow
 		}
 		b -= num
 	}

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -25,7 +26,7 @@ func (c *Checker) endPass1() error {
 		// has rewritten it since: ext2fs_create_resize_inode's read of it
 		// fails.
 		c.repair.reloc.resize = false
-		if !c.fix(problem.Problem{Code: problem.PR_1_RESIZE_INODE_CREATE, Err: errInodeCsum}) {
+		if !c.fix(problem.Problem{Code: problem.PR_1_RESIZE_INODE_CREATE, Err: string(ext2fs.ErrInodeCsumInvalid)}) {
 			c.abort = true
 			return nil
 		}

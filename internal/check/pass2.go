@@ -9,6 +9,7 @@ import (
 
 	"gofsck/internal/casefold"
 	"gofsck/internal/dirhash"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -1227,7 +1228,7 @@ func (w *dirWorker) processBadInode(dir, ino uint32) bool {
 	if f.MetadataCsum && !n.ChecksumValid(f.CsumSeed, ino) {
 		// e2fsck rereads the inode with the library's checked read, which
 		// fails on a checksum that pass 1 was not allowed to fix.
-		c.fatalError("ext2fs_read_inode: Inode checksum does not match inode while reading inode " + utoa(ino) + " in process_bad_inode\n")
+		c.fatalError("ext2fs_read_inode: " + string(ext2fs.ErrInodeCsumInvalid) + " while reading inode " + utoa(ino) + " in process_bad_inode\n")
 		return true
 	}
 	p := problem.Problem{Ino: ino, Dir: dir, Inode: c.inodeInfo(n)}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -347,7 +348,7 @@ func (w *dirWorker) allocateDirBlock(db *dirBlock, data []byte) (uint64, bool) {
 	}
 	blk, ok := c.allocBlock(goal)
 	if !ok {
-		c.fix(problem.Problem{Code: problem.PR_2_ALLOC_DIRBOCK, Ino: db.ino, Str: "ext2fs_new_block", Err: errNoFreeBlock.Error()})
+		c.fix(problem.Problem{Code: problem.PR_2_ALLOC_DIRBOCK, Ino: db.ino, Str: "ext2fs_new_block", Err: ext2fs.ErrBlockAllocFail.Error()})
 		return 0, false
 	}
 	var nb []byte
@@ -382,8 +383,6 @@ func (w *dirWorker) allocateDirBlock(db *dirBlock, data []byte) (uint64, bool) {
 	return blk, true
 }
 
-var errSetBmapNoInd = errors.New("Tried to set block bmap with missing indirect block")
-
 // bmapSet is ext2fs_bmap2(BMAP_SET) on a block-mapped inode: logical
 // block lblk of ino (n, in memory) becomes blk, in i_block (the inode is
 // then written) or in the indirect block that maps it, which must exist.
@@ -405,16 +404,16 @@ func (c *Checker) bmapSet(ino uint32, n ondisk.Inode, lblk uint32, blk uint64) e
 		span *= per
 	}
 	if level > 3 {
-		return errSetBmapNoInd
+		return ext2fs.ErrSetBmapNoInd
 	}
 	ind := uint64(n.Block(11 + level))
 	buf := make([]byte, f.BlockSize)
 	for {
 		if ind == 0 {
-			return errSetBmapNoInd
+			return ext2fs.ErrSetBmapNoInd
 		}
 		if ind >= f.BlocksCount {
-			return errors.New(errShortRead)
+			return errors.New(string(ext2fs.ErrShortRead))
 		}
 		if err := f.ReadBlock(ind, buf); err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -19,11 +20,10 @@ func init() {
 		problem.PR_3_LPF_NOTDIR)
 }
 
-// Errors of the directory edits (the library's error codes).
+// Errors of the directory edits that are not among the library's codes
+// (ext2fs.ErrDirNoSpace, ext2fs.ErrBlockAllocFail).
 var (
-	errDirNoSpace   = errors.New("No free space in the directory")
 	errDirCorrupted = errors.New("Corrupt directory")
-	errNoFreeBlock  = errors.New("Could not allocate block in ext2 filesystem")
 	errExpandDir    = errors.New("Error while expanding directory")
 )
 
@@ -70,7 +70,7 @@ func (c *Checker) iblkOne() uint64 {
 func (c *Checker) createRoot() bool {
 	blk, ok := c.allocBlock(0)
 	if !ok {
-		c.fix(problem.Problem{Code: problem.PR_3_CREATE_ROOT_ERROR, Str: "ext2fs_new_block", Err: errNoFreeBlock.Error()})
+		c.fix(problem.Problem{Code: problem.PR_3_CREATE_ROOT_ERROR, Str: "ext2fs_new_block", Err: ext2fs.ErrBlockAllocFail.Error()})
 		c.abort = true
 		return false
 	}
@@ -127,7 +127,7 @@ func (c *Checker) getLostAndFound(fix bool) uint32 {
 		return 0
 	}
 	if failed {
-		c.fix(problem.Problem{Code: problem.PR_3_ERR_FIND_LPF, Err: "Directory block checksum does not match directory block"})
+		c.fix(problem.Problem{Code: problem.PR_3_ERR_FIND_LPF, Err: string(ext2fs.ErrDirCsumInvalid)})
 	}
 	if found {
 		n := c.readFullInode(ino)
@@ -175,13 +175,13 @@ func (c *Checker) getLostAndFound(fix bool) uint32 {
 	}
 	blk, ok := c.newBlock(0)
 	if !ok {
-		if c.fix(problem.Problem{Code: problem.PR_3_LPF_NO_SPACE, Err: errNoFreeBlock.Error()}) {
+		if c.fix(problem.Problem{Code: problem.PR_3_LPF_NO_SPACE, Err: ext2fs.ErrBlockAllocFail.Error()}) {
 			c.fix(problem.Problem{Code: problem.PR_3_NO_SPACE_TO_RECOVER})
 			c.lpf = ondisk.RootIno
 			return 0
 		}
 		// Declined: e2fsck reports the allocation's error.
-		c.fix(problem.Problem{Code: problem.PR_3_ERR_LPF_NEW_BLOCK, Err: errNoFreeBlock.Error()})
+		c.fix(problem.Problem{Code: problem.PR_3_ERR_LPF_NEW_BLOCK, Err: ext2fs.ErrBlockAllocFail.Error()})
 		return 0
 	}
 	ino, ok = c.allocInode(ondisk.RootIno, true)
@@ -236,7 +236,7 @@ func (c *Checker) reconnectFile(ino uint32) bool {
 		ft = ondisk.FileTypeOfMode(n.Mode())
 	}
 	err := c.linkName(c.lpf, name, ino, ft, false)
-	if err == errDirNoSpace {
+	if err == ext2fs.ErrDirNoSpace {
 		if !c.fix(problem.Problem{Code: problem.PR_3_EXPAND_LF_DIR, Ino: ino}) {
 			return true
 		}
@@ -284,7 +284,7 @@ func (c *Checker) linkName(dir uint32, name string, ino uint32, ft uint8, expand
 	for try := 0; try < 2; try++ {
 		n := c.readFullInode(dir)
 		if n.Flags()&ondisk.FlagInlineData != 0 {
-			return errDirNoSpace
+			return ext2fs.ErrDirNoSpace
 		}
 		_, pblks := c.dirDataBlocks(n, 1<<20)
 		buf := make([]byte, bs)
@@ -304,13 +304,13 @@ func (c *Checker) linkName(dir uint32, name string, ino uint32, ft uint8, expand
 			}
 		}
 		if !expand {
-			return errDirNoSpace
+			return ext2fs.ErrDirNoSpace
 		}
 		if _, err := c.expandDirectory(dir, true); err != nil {
 			return err
 		}
 	}
-	return errDirNoSpace
+	return ext2fs.ErrDirNoSpace
 }
 
 // linkInBlock runs the library's link_proc over one block's entries.
@@ -435,10 +435,10 @@ func (c *Checker) expandDirectory(dir uint32, lib bool) (int64, error) {
 // inode whose count cannot be adjusted as fix_dotdot_proc does.
 func (c *Checker) adjustDotDot(old, parent uint32) {
 	if !c.adjustInodeCount(old, -1) {
-		c.fix(problem.Problem{Code: problem.PR_3_ADJUST_INODE, Err: "Illegal inode number"})
+		c.fix(problem.Problem{Code: problem.PR_3_ADJUST_INODE, Err: string(ext2fs.ErrBadInodeNum)})
 	}
 	if !c.adjustInodeCount(parent, 1) {
-		c.fix(problem.Problem{Code: problem.PR_3_ADJUST_INODE, Err: "Illegal inode number"})
+		c.fix(problem.Problem{Code: problem.PR_3_ADJUST_INODE, Err: string(ext2fs.ErrBadInodeNum)})
 	}
 }
 

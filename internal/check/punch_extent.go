@@ -1,6 +1,9 @@
 package check
 
-import "gofsck/internal/ondisk"
+import (
+	"gofsck/internal/ext2fs"
+	"gofsck/internal/ondisk"
+)
 
 // Truncating an extent-mapped inode (ext2fs_punch from a block to the end
 // of the file) on the library's extent handle (pass1e_handle.go), for the
@@ -31,7 +34,7 @@ func (c *Checker) punchExtents(dir uint32, n ondisk.Inode, start uint64) error {
 	// in a hole, and on no extent when the tree cannot be read.
 	_ = x.goTo(0, start)
 	ext, err := x.get(extOpCurrent)
-	if err == errExtNoCurrent {
+	if err == ext2fs.ErrNoCurrentNode {
 		return nil
 	}
 	if err != nil {
@@ -40,7 +43,7 @@ func (c *Checker) punchExtents(dir uint32, n ondisk.Inode, start uint64) error {
 	var freed uint64
 	for steps := 0; ; steps++ {
 		if steps > extStepBudget {
-			return errExtNotSupp
+			return ext2fs.ErrOpNotSupported
 		}
 		op := extOpNext // as EXT2_EXTENT_NEXT_LEAF, through getLeaf
 		next := ext.lblk + uint64(ext.len)
@@ -74,7 +77,7 @@ func (c *Checker) punchExtents(dir uint32, n ondisk.Inode, start uint64) error {
 			nextL := cur.lblk
 			nx, err := x.getLeaf(true)
 			switch {
-			case err == errExtNoNext:
+			case err == ext2fs.ErrExtentNoNext:
 			case err != nil:
 				return err
 			default:
@@ -86,7 +89,7 @@ func (c *Checker) punchExtents(dir uint32, n ondisk.Inode, start uint64) error {
 			if err := x.delete(); err != nil {
 				return err
 			}
-			if err := x.fixParents(); err != nil && err != errExtNoCurrent {
+			if err := x.fixParents(); err != nil && err != ext2fs.ErrNoCurrentNode {
 				return err
 			}
 			_ = x.goTo(0, nextL)
@@ -99,7 +102,7 @@ func (c *Checker) punchExtents(dir uint32, n ondisk.Inode, start uint64) error {
 		} else {
 			ext, err = x.getLeaf(true)
 		}
-		if err == errExtNoNext || err == errExtNoCurrent {
+		if err == ext2fs.ErrExtentNoNext || err == ext2fs.ErrNoCurrentNode {
 			break
 		}
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 	"gofsck/internal/quota"
@@ -247,17 +248,14 @@ func (c *Checker) reportQuotaOpen(ino uint32, f *quotaFile, err error) {
 	}
 }
 
-// errBadInodeNum is EXT2_ET_BAD_INODE_NUM's message.
-var errBadInodeNum = errors.New("Illegal inode number")
-
 // openQuotaFile reads the quota inode as ext2fs_file_open does.
 func (c *Checker) openQuotaFile(ino uint32) (*quotaFile, error) {
 	if ino == 0 || ino > c.fs.InodesCount {
-		return nil, errBadInodeNum
+		return nil, ext2fs.ErrBadInodeNum
 	}
 	n := make(ondisk.Inode, c.fs.InodeSize)
 	if err := c.fs.ReadInode(ino, n, make([]byte, c.fs.BlockSize)); err != nil {
-		return nil, errors.New("Attempt to read block from filesystem resulted in short read")
+		return nil, ext2fs.ErrShortRead
 	}
 	return &quotaFile{c: c, n: n, buf: make([]byte, c.fs.BlockSize)}, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"gofsck/internal/casefold"
 	"gofsck/internal/dirhash"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -27,8 +28,7 @@ func init() {
 }
 
 var (
-	errRehashCorrupt = errors.New("EXT2 directory corrupted")
-	errNoSpace       = errors.New("No space left on device")
+	errNoSpace = errors.New("No space left on device")
 	// errRehashUnsupported is a rebuild e2fsck makes but gofsck cannot
 	// make the same (a third index level, extent trees
 	// deeper than one index level or needing a split): the run stops
@@ -206,14 +206,14 @@ func (c *Checker) fillDir(n ondisk.Inode, lblks []int64, pblks []uint64, compres
 		dirSize := 0
 		for k, lb := range lblks {
 			if uint64(lb+1)*uint64(bs) > uint64(uint32(n.Size())) {
-				return nil, 0, compress, errRehashCorrupt
+				return nil, 0, compress, ext2fs.ErrDirCorrupted
 			}
 			if f.ReadBlock(pblks[k], buf) != nil {
-				return nil, 0, compress, errRehashCorrupt
+				return nil, 0, compress, ext2fs.ErrDirCorrupted
 			}
 			for off := 0; off < bs; {
 				if off+8 > bs {
-					return nil, 0, compress, errRehashCorrupt
+					return nil, 0, compress, ext2fs.ErrDirCorrupted
 				}
 				minRec := ondisk.DirentHeaderSize
 				extended := hashIn && !isFakeEntry(uint32(lb), off, bs, f.MetadataCsum)
@@ -228,7 +228,7 @@ func (c *Checker) fillDir(n ondisk.Inode, lblks []int64, pblks []uint64, compres
 				}
 				nameLen := int(buf[off+6])
 				if off+recLen > bs || recLen < minRec || recLen%4 != 0 || nameLen+minRec > recLen {
-					return nil, 0, compress, errRehashCorrupt
+					return nil, 0, compress, ext2fs.ErrDirCorrupted
 				}
 				e := buf[off : off+recLen]
 				off += recLen
@@ -237,7 +237,7 @@ func (c *Checker) fillDir(n ondisk.Inode, lblks []int64, pblks []uint64, compres
 					continue
 				}
 				if nameLen == 0 {
-					return nil, 0, compress, errRehashCorrupt
+					return nil, 0, compress, ext2fs.ErrDirCorrupted
 				}
 				name := e[8 : 8+nameLen]
 				if !compress && nameLen == 1 && name[0] == '.' {
@@ -599,7 +599,7 @@ func (es *expandState) proc(b uint64, blockcnt int64) (uint64, bool, bool) {
 		var ok bool
 		nb, ok = c.newBlock(es.lastBlk &^ mask)
 		if !ok {
-			es.err = errNoFreeBlock
+			es.err = ext2fs.ErrBlockAllocFail
 			return b, false, true
 		}
 		es.newBlocks++
@@ -765,11 +765,11 @@ func (c *Checker) expandExtents(es *expandState, n ondisk.Inode, lblks []int64) 
 			}
 			buf := make([]byte, f.BlockSize)
 			if x.Leaf >= f.BlocksCount || f.ReadBlock(x.Leaf, buf) != nil {
-				return errRehashCorrupt
+				return ext2fs.ErrDirCorrupted
 			}
 			lh := ondisk.ExtentHeader(buf)
 			if lh.Verify() != nil || lh.Depth() != 0 {
-				return errRehashCorrupt
+				return ext2fs.ErrDirCorrupted
 			}
 			if walkLeaf(lh) {
 				return nil
@@ -814,7 +814,7 @@ func (c *Checker) expandExtents(es *expandState, n ondisk.Inode, lblks []int64) 
 			goal := (h.Leaf(0).Pblk - (uint64(1) << f.ClusterBits)) &^ mask
 			b, ok := c.newBlock(goal)
 			if !ok {
-				es.err = errNoFreeBlock
+				es.err = ext2fs.ErrBlockAllocFail
 				return nil
 			}
 			buf := make([]byte, f.BlockSize)
@@ -869,7 +869,7 @@ func (c *Checker) writeExtentLeaf(dir uint32, n ondisk.Inode, blk uint64, h ondi
 func (c *Checker) expandExtentsHandle(es *expandState, n ondisk.Inode, pendLblk int64, pendBlk uint64, stop bool) error {
 	x, err := c.openExtHandle(es.dir, n)
 	if err != nil {
-		return errRehashCorrupt
+		return ext2fs.ErrDirCorrupted
 	}
 	if pendBlk != 0 {
 		if err := x.setBmap(uint64(pendLblk), pendBlk, false); err != nil {

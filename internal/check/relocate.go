@@ -3,6 +3,7 @@ package check
 import (
 	"slices"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -108,9 +109,6 @@ func (c *Checker) relocateGroupMetadata() {
 	c.invalidBitmaps = false
 }
 
-// errBlockAllocFail is EXT2_ET_BLOCK_ALLOC_FAIL's message.
-const errBlockAllocFail = "Could not allocate block in ext2 filesystem"
-
 // newTableBlock is new_table_block: it finds num free blocks for group
 // g's structure name (old is its current location, 0 when there is none),
 // reports the move, claims the blocks in the found map and writes them
@@ -138,7 +136,7 @@ func (c *Checker) newTableBlock(g uint32, name string, num, old uint64) (uint64,
 	}
 	p := problem.Problem{Group: g, Blk: old, Str: name}
 	if !ok {
-		p.Code, p.Num, p.Err = problem.PR_1_RELOC_BLOCK_ALLOCATE, num, errBlockAllocFail
+		p.Code, p.Num, p.Err = problem.PR_1_RELOC_BLOCK_ALLOCATE, num, string(ext2fs.ErrBlockAllocFail)
 		c.fix(p)
 		c.unmarkValid()
 		c.abort = true
@@ -159,7 +157,7 @@ func (c *Checker) newTableBlock(g uint32, name string, num, old uint64) (uint64,
 				// What the library's read leaves in the buffer is not
 				// defined; the block is written zeroed.
 				clear(buf)
-				c.fix(problem.Problem{Code: problem.PR_1_RELOC_READ_ERR, Blk: i, Str: name, Err: errShortRead})
+				c.fix(problem.Problem{Code: problem.PR_1_RELOC_READ_ERR, Blk: i, Str: name, Err: string(ext2fs.ErrShortRead)})
 			}
 		}
 		c.writeBlock(blk+i, buf)

@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/binary"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -32,9 +33,6 @@ const (
 	inoExtraIsize = 0x80
 	inoCrtime     = 0x90
 )
-
-// errResizeCorrupt is EXT2_ET_RESIZE_INODE_CORRUPT's message.
-const errResizeCorrupt = "Resize inode is corrupt"
 
 // clearResizeInode is the "yes" of PR_0_RESIZE_INODE_INVALID: the base
 // inode (the first 128 bytes, what e2fsck's struct ext2_inode covers) is
@@ -118,7 +116,7 @@ func (c *Checker) createResizeInode() string {
 	var msg string
 	if dind != 0 {
 		if !c.readTableBlock(uint64(dind), dindBuf) {
-			return errShortRead
+			return string(ext2fs.ErrShortRead)
 		}
 	} else {
 		goal := sbBlk + f.DescBlocks + uint32(sb.ReservedGdtBlocks()) + 2 + f.InodeBlocksPerGroup
@@ -133,7 +131,7 @@ func (c *Checker) createResizeInode() string {
 			blk, ok = c.newBlock(uint64(goal))
 		}
 		if !ok {
-			return errBlockAllocFail
+			return string(ext2fs.ErrBlockAllocFail)
 		}
 		dind = uint32(blk)
 		binary.LittleEndian.PutUint16(n[0:], ondisk.SIFREG|0o600)
@@ -162,11 +160,11 @@ func (c *Checker) createResizeInode() string {
 			c.addIblocks(n, 1)
 		case gdtBlk:
 			if !c.readTableBlock(uint64(gdtBlk), gdtBuf) {
-				msg = errShortRead
+				msg = string(ext2fs.ErrShortRead)
 				continue
 			}
 		default:
-			msg = errResizeCorrupt
+			msg = string(ext2fs.ErrResizeInodeCorrupt)
 			continue
 		}
 		it := backupIter{three: 1, five: 5, seven: 7}
@@ -177,7 +175,7 @@ func (c *Checker) createResizeInode() string {
 			}
 			if last >= apb {
 				// The library would write past its buffer.
-				msg = errResizeCorrupt
+				msg = string(ext2fs.ErrResizeInodeCorrupt)
 				break
 			}
 			expect := gdtBlk + uint32(grp)*f.BlocksPerGroup
@@ -188,7 +186,7 @@ func (c *Checker) createResizeInode() string {
 				gdtDirty, inodeDirty = true, true
 			case expect:
 			default:
-				msg = errResizeCorrupt
+				msg = string(ext2fs.ErrResizeInodeCorrupt)
 			}
 			if msg != "" {
 				break

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -296,14 +297,14 @@ func (c *Checker) fixEARefcount(b uint64, buf []byte, p problem.Problem) {
 func (c *Checker) eaBlockReadable(b uint64, buf []byte) string {
 	f := c.fs
 	if err := f.ReadBlock(b, buf); err != nil {
-		return "Attempt to read block from filesystem resulted in short read"
+		return string(ext2fs.ErrShortRead)
 	}
 	x := ondisk.XattrBlock(buf)
 	if (x.Magic() != ondisk.XattrMagic && x.Magic() != ondisk.XattrMagicV1) || x.Blocks() != 1 {
-		return "Extended attribute block has a bad header"
+		return string(ext2fs.ErrBadEAHeader)
 	}
 	if f.MetadataCsum && x.ComputeChecksum(f.CsumSeed, b) != x.Checksum() {
-		return "Extended attribute block checksum does not match block"
+		return string(ext2fs.ErrExtAttrCsumInvalid)
 	}
 	return ""
 }
