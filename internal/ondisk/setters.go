@@ -136,6 +136,15 @@ func (n Inode) SetBlocks(v uint64) {
 	n.put16(offIBlocksHi, uint16(v>>32))
 }
 
+// SetBlocksLo stores i_blocks_lo alone, as the library does where it
+// leaves the high half to huge_file code (ext2fs_extent_delete lowers
+// only the low 32 bits).
+func (n Inode) SetBlocksLo(v uint32) { n.put32(offIBlocksLo, v) }
+
+// SetBlocksHi stores osd2.l_i_blocks_high alone (ext2fs_iblk_set writes
+// it only with huge_file).
+func (n Inode) SetBlocksHi(v uint16) { n.put16(offIBlocksHi, v) }
+
 // SetFileACL stores i_file_acl (the high half with 64bit).
 func (n Inode) SetFileACL(v uint64) {
 	n.put32(offIFileACLLo, uint32(v))
