@@ -201,7 +201,7 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 // allocated); a leaf left empty is released.
 func (c *Checker) iterateBadBlocksHandle(n ondisk.Inode, meta, found *bitmap.Bitmap, visit bbVisit) string {
 	f := c.fs
-	if iblockEmpty(n) {
+	if ext2fs.IblockEmpty(n) {
 		return ""
 	}
 	x, err := c.openExtHandle(ondisk.BadBlocksIno, n)
@@ -209,7 +209,7 @@ func (c *Checker) iterateBadBlocksHandle(n ondisk.Inode, meta, found *bitmap.Bit
 		return ""
 	}
 	first, last := f.ClusterOf(f.FirstDataBlock), f.ClusterOf(f.BlocksCount-1)
-	x.alloc = func(goal uint64) (uint64, bool) {
+	alloc := func(goal uint64) (uint64, bool) {
 		if found == nil {
 			return 0, false
 		}
@@ -230,7 +230,7 @@ func (c *Checker) iterateBadBlocksHandle(n ondisk.Inode, meta, found *bitmap.Bit
 		c.groupStatsBlock(b, 1)
 		return b, true
 	}
-	x.free = func(b uint64) {
+	free := func(b uint64) {
 		if b < f.FirstDataBlock || b >= f.BlocksCount {
 			return
 		}
@@ -239,19 +239,20 @@ func (c *Checker) iterateBadBlocksHandle(n ondisk.Inode, meta, found *bitmap.Bit
 		}
 		c.releaseBlock(b)
 	}
+	x.SetAllocator(ext2fs.AllocFuncs{Alloc: alloc, Free: free})
 	budget := bbVisitBudget
-	_, err = x.iterate(0, func(blk *uint64, blockcnt int64) int {
+	_, err = x.Iterate(0, func(blk *uint64, blockcnt int64) int {
 		if budget--; budget < 0 {
-			return iterAbort
+			return ext2fs.BlockAbort
 		}
 		clr, ab := visit(*blk, blockcnt)
 		r := 0
 		if clr {
 			*blk = 0
-			r |= iterChanged
+			r |= ext2fs.BlockChanged
 		}
 		if ab {
-			r |= iterAbort
+			r |= ext2fs.BlockAbort
 		}
 		return r
 	})

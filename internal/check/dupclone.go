@@ -351,7 +351,7 @@ func (cs *cloneState) indirect(b uint64, level int, base int64) (uint64, bool) {
 // splits or grows nodes as needed and writes what it changes (the inode
 // included). An iterator error is kept in iterErr.
 func (cs *cloneState) extentTree(n ondisk.Inode) {
-	if iblockEmpty(n) {
+	if ext2fs.IblockEmpty(n) {
 		return
 	}
 	x, err := cs.c.openExtHandle(cs.ino, n)
@@ -360,16 +360,16 @@ func (cs *cloneState) extentTree(n ondisk.Inode) {
 		// cannot be opened.
 		return
 	}
-	_, err = x.iterate(0, func(blk *uint64, blockcnt int64) int {
+	_, err = x.Iterate(0, func(blk *uint64, blockcnt int64) int {
 		nb, changed := cs.block(*blk, blockcnt)
 		if cs.err != "" {
-			return iterAbort
+			return ext2fs.BlockAbort
 		}
 		if !changed {
 			return 0
 		}
 		*blk = nb
-		return iterChanged
+		return ext2fs.BlockChanged
 	})
 	if err != nil {
 		cs.iterErr = err.Error()

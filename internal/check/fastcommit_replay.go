@@ -579,8 +579,8 @@ func decodeExtent(b []byte) fcExt {
 		len:  uint32(le.Uint16(b[4:])),
 		pblk: uint64(le.Uint32(b[8:])) | uint64(le.Uint16(b[6:]))<<32,
 	}
-	if e.len > extInitMaxLen {
-		e.len -= extInitMaxLen
+	if e.len > ext2fs.ExtInitMaxLen {
+		e.len -= ext2fs.ExtInitMaxLen
 		e.uninit = true
 	}
 	return e

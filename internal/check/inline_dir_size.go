@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -364,7 +365,7 @@ func (c *Checker) writeLibXattrs(ino uint32, attrs []ibodyXattr, ibody int) erro
 			if refs == 0 || !c.libBlockMapUnloaded() {
 				return errInlineUnsupported
 			}
-			nb, ok := c.unloadedAllocBlock(c.inodeGoal(ino, n, 0))
+			nb, ok := c.unloadedAllocBlock(ext2fs.FindInodeGoal(c.fs, ino, n, 0))
 			if !ok {
 				return errInlineUnsupported
 			}

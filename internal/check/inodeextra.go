@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -442,7 +443,7 @@ func (c *Checker) symlinkOK(s *inodeScratch, ino uint32, n ondisk.Inode) bool {
 		return ok && uint64(sz) == size
 	}
 	encrypted := n.Flags()&ondisk.FlagEncrypt != 0
-	if c.isFastSymlink(n) {
+	if ext2fs.IsFastSymlink(n) {
 		if n.Flags()&ondisk.FlagExtents != 0 {
 			return false
 		}

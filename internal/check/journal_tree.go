@@ -60,7 +60,7 @@ func (c *Checker) writeJournalTree(n, fc uint64, d, found *diskBitmaps, goal uin
 		return false
 	}
 	failed := false
-	x.alloc = func(goal uint64) (uint64, bool) {
+	alloc := func(goal uint64) (uint64, bool) {
 		// ext2fs_alloc_block2 through e2fsck's allocator: ext2fs_new_block2
 		// over fs->block_map, the block zeroed and its alloc stats.
 		b, ok := c.nextFree(found, nil, goal)
@@ -72,7 +72,7 @@ func (c *Checker) writeJournalTree(n, fc uint64, d, found *diskBitmaps, goal uin
 		claim(b)
 		return b, true
 	}
-	x.free = func(uint64) { failed = true }
+	x.SetAllocator(ext2fs.AllocFuncs{Alloc: alloc, Free: func(uint64) { failed = true }})
 	pblk := goal
 	var first uint64
 	for lblk := uint64(0); lblk < n; {
@@ -95,23 +95,23 @@ func (c *Checker) writeJournalTree(n, fc uint64, d, found *diskBitmaps, goal uin
 		for k := uint64(0); k < l; k += ratio {
 			claim(start + k)
 		}
-		if x.addIBlocks(l/ratio) != nil {
+		if ext2fs.IblkAddBlocks(f, ino, l/ratio) != nil {
 			return false
 		}
 		// ext2fs_extent_goto, then insert before or after the current
 		// extent and fix the parents.
 		after := true
-		gerr := x.goTo(0, lblk)
-		if cur, err := x.get(extOpCurrent); err == nil && cur.lblk > lblk {
+		gerr := x.Goto(0, lblk)
+		if cur, err := x.Get(ext2fs.ExtentCurrent); err == nil && cur.Lblk > lblk {
 			after = false
 		} else if err != nil && err != ext2fs.ErrNoCurrentNode {
 			return false
 		}
 		_ = gerr
-		if err := x.insert(libExtent{lblk: lblk, pblk: start, len: uint32(l)}, after); err != nil || failed {
+		if err := x.Insert(ext2fs.Extent{Lblk: lblk, Pblk: start, Len: uint32(l)}, after); err != nil || failed {
 			return false
 		}
-		if err := x.fixParents(); err != nil || failed {
+		if err := x.FixParents(); err != nil || failed {
 			return false
 		}
 		// EXT2_FALLOCATE_ZERO_BLOCKS.
@@ -127,7 +127,7 @@ func (c *Checker) writeJournalTree(n, fc uint64, d, found *diskBitmaps, goal uin
 			pblk = f.FirstDataBlock
 		}
 	}
-	blocks := uint64(x.n.BlocksLo()) / (bs / 512)
-	c.writeJournalInode(first, x.n.IBlock(), blocks, n, fc)
+	blocks := uint64(ino.BlocksLo()) / (bs / 512)
+	c.writeJournalInode(first, ino.IBlock(), blocks, n, fc)
 	return true
 }

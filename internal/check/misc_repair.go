@@ -106,7 +106,7 @@ func (c *Checker) createOrphanFile(ino uint32, num uint64) bool {
 		allocs uint64
 		ind    []byte
 		indBlk uint64
-		x      *extHandle
+		x      *ext2fs.ExtentHandle
 	)
 	n := c.newInodeBytes(0o100600)
 	if extents {
@@ -118,8 +118,7 @@ func (c *Checker) createOrphanFile(ino uint32, num uint64) bool {
 			c.unsupported(problem.PR_6_ORPHAN_FILE_CORRUPTED)
 			return false
 		}
-		x.alloc = c.lateAllocBlock
-		x.free = c.lateFreeBlock
+		x.SetAllocator(ext2fs.AllocFuncs{Alloc: c.lateAllocBlock, Free: c.lateFreeBlock})
 	}
 	alloc := func() (uint64, bool) {
 		b, ok := c.lateAllocBlock(last)
@@ -156,7 +155,7 @@ func (c *Checker) createOrphanFile(ino uint32, num uint64) bool {
 		c.writeBlock(b, blk)
 		switch {
 		case extents:
-			if err := x.setBmap(lblk, b, false); err != nil {
+			if err := x.SetBmap(lblk, b, false); err != nil {
 				// No block for a new tree node fails the creation as
 				// a data block does; other errors cannot happen on
 				// the tree built here.

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -26,40 +27,41 @@ func (c *Checker) rehashCheckExtents(dir uint32) error {
 		return nil
 	}
 	force := false
-	if maxD := maxExtentDepth(f.BlockSize); x.maxDepth > maxD {
+	depth := x.Info().MaxDepth
+	if maxD := maxExtentDepth(f.BlockSize); depth > maxD {
 		force = c.fix(problem.Problem{Code: problem.PR_1_EXTENT_BAD_MAX_DEPTH, Ino: dir,
-			Blk: uint64(x.maxDepth), Blk2: uint64(maxD)})
+			Blk: uint64(depth), Blk2: uint64(maxD)})
 	}
 	// Entries and capacity per level, as the library's handle visits
 	// the nodes; a partly filled non-root node counts one entry less
 	// (e2fsck's allowance for the block an append split leaves).
 	var num, max [maxExtentDepthCount]int64
-	ext, err := x.get(extOpRoot)
+	ext, err := x.Get(ext2fs.ExtentRoot)
 	for steps := 0; err == nil && steps < 1<<24; steps++ {
-		p := &x.path[x.level]
-		if p.curr == 0 && ext.flags&extFlagSecondVisit == 0 && !force && x.level < maxExtentDepthCount {
-			num[x.level] += int64(p.entries)
-			max[x.level] += int64(p.maxEntries)
-			if x.level > 0 && p.entries < p.maxEntries {
-				max[x.level]--
+		info := x.Info()
+		if lv := info.CurrLevel; info.CurrEntry == 1 && ext.Flags&ext2fs.ExtentFlagSecondVisit == 0 && !force && lv < maxExtentDepthCount {
+			num[lv] += int64(info.NumEntries)
+			max[lv] += int64(info.MaxEntries)
+			if lv > 0 && info.NumEntries < info.MaxEntries {
+				max[lv]--
 			}
 		}
-		if ext.flags&extFlagLeaf != 0 {
-			if ext, err = x.get(extOpLastSib); err != nil {
+		if ext.Flags&ext2fs.ExtentFlagLeaf != 0 {
+			if ext, err = x.Get(ext2fs.ExtentLastSib); err != nil {
 				break
 			}
 		}
-		ext, err = x.get(extOpNext)
+		ext, err = x.Get(ext2fs.ExtentNext)
 	}
 	code, lvl := problem.Code(0), 0
 	perBlock := int64((f.BlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize)
 	switch {
 	case force:
-	case x.maxDepth > maxExtentDepthCount-1:
-		code, lvl = problem.PR_1E_CAN_COLLAPSE_EXTENT_TREE, x.maxDepth
+	case depth > maxExtentDepthCount-1:
+		code, lvl = problem.PR_1E_CAN_COLLAPSE_EXTENT_TREE, depth
 	default:
 	levels:
-		for i := 0; i <= x.maxDepth; i++ {
+		for i := 0; i <= depth; i++ {
 			if max[i]-num[i] > perBlock {
 				code, lvl = problem.PR_1E_CAN_NARROW_EXTENT_TREE, i
 				break

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"gofsck/internal/csum"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -326,28 +327,30 @@ func (r *orphanRelease) extents(ino uint32, n ondisk.Inode) error {
 func (r *orphanRelease) extentsTruncate(ino uint32, n ondisk.Inode) error {
 	c := r.c
 	f := c.fs
-	if iblockEmpty(n) {
+	if ext2fs.IblockEmpty(n) {
 		return nil
 	}
 	x, err := c.openExtHandle(ino, n)
 	if err != nil {
 		return errOrphanUnsupported
 	}
-	x.alloc = func(goal uint64) (uint64, bool) { return c.earlyAllocBlock(goal, r.d) }
-	x.free = func(b uint64) {
-		if b >= f.FirstDataBlock && b < f.BlocksCount {
-			c.orphanFreeBlock(b, r.d)
-		}
-	}
-	_, err = x.iterate(iterFlagDepth, func(blk *uint64, cnt int64) int {
+	x.SetAllocator(ext2fs.AllocFuncs{
+		Alloc: func(goal uint64) (uint64, bool) { return c.earlyAllocBlock(goal, r.d) },
+		Free: func(b uint64) {
+			if b >= f.FirstDataBlock && b < f.BlocksCount {
+				c.orphanFreeBlock(b, r.d)
+			}
+		},
+	})
+	_, err = x.Iterate(ext2fs.BlockFlagDepthTraverse, func(blk *uint64, cnt int64) int {
 		nb, changed := r.block(*blk, cnt)
 		ret := 0
 		if changed {
 			*blk = nb
-			ret |= iterChanged
+			ret |= ext2fs.BlockChanged
 		}
 		if r.abort || r.err != nil {
-			ret |= iterAbort
+			ret |= ext2fs.BlockAbort
 		}
 		return ret
 	})

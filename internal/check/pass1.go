@@ -814,7 +814,7 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 			c.finishInode(ino, n, failedCsum)
 			return
 		}
-		if c.isFastSymlink(n) {
+		if ext2fs.IsFastSymlink(n) {
 			c.stats.FastSymlinks++
 			c.checkBlocks(s, ino, n, eaQuota)
 			c.finishInode(ino, n, failedCsum)
@@ -1035,13 +1035,6 @@ func (c *Checker) hasValidBlocks(n ondisk.Inode) bool {
 		}
 	}
 	return n.Flags()&ondisk.FlagInlineData == 0
-}
-
-// isFastSymlink is e2fsprogs 1.47.0's ext2fs_is_fast_symlink: a symlink
-// whose size is not 0 and below that of i_block, whatever its i_blocks
-// says (check_blocks may then still walk i_block as block numbers).
-func (c *Checker) isFastSymlink(n ondisk.Inode) bool {
-	return n.IsSymlink() && n.Size() != 0 && n.Size() < ondisk.IBlockSize
 }
 
 // inlineDataSize is pass 1's get_inline_data_ea_size: like e2fsck it

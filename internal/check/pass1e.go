@@ -75,19 +75,19 @@ func (c *Checker) loadExtentList(ino uint32, n ondisk.Inode, list []extSeg) ([]e
 		return list, 0, err
 	}
 	var freed uint64
-	ext, err := x.get(extOpRoot)
+	ext, err := x.Get(ext2fs.ExtentRoot)
 	for steps := 0; err == nil; steps++ {
 		if steps >= maxExtentWalkSteps {
 			// Only a tree whose nodes share children gets here.
 			return list, freed, ext2fs.ErrExtentCycle
 		}
 		switch {
-		case ext.flags&extFlagSecondVisit != 0:
-		case ext.flags&extFlagLeaf == 0:
+		case ext.Flags&ext2fs.ExtentFlagSecondVisit != 0:
+		case ext.Flags&ext2fs.ExtentFlagLeaf == 0:
 			freed++
-			c.blockAllocStatsFree(ext.pblk)
+			c.blockAllocStatsFree(ext.Pblk)
 		default:
-			seg := extSeg{lblk: ext.lblk, pblk: ext.pblk, len: uint64(ext.len), uninit: ext.flags&extFlagUninit != 0}
+			seg := extSeg{lblk: ext.Lblk, pblk: ext.Pblk, len: uint64(ext.Len), uninit: ext.Flags&ext2fs.ExtentFlagUninit != 0}
 			if k := len(list); k > 0 {
 				last := &list[k-1]
 				if last.pblk+last.len == seg.pblk && last.lblk+last.len == seg.lblk &&
@@ -98,7 +98,7 @@ func (c *Checker) loadExtentList(ino uint32, n ondisk.Inode, list []extSeg) ([]e
 			}
 			list = append(list, seg)
 		}
-		ext, err = x.get(extOpNext)
+		ext, err = x.Get(ext2fs.ExtentNext)
 	}
 	if err == ext2fs.ErrExtentNoNext {
 		err = nil
@@ -267,29 +267,29 @@ func (c *Checker) rewriteExtents(ino uint32, n ondisk.Inode, list []extSeg, free
 	n.SetFlags(n.Flags() &^ ondisk.FlagExtents)
 	clear(n.IBlock())
 	c.chargeQuota(ino, n, uint64(-int64(freed*uint64(f.BlockSize))), 0)
-	if err := iblkAdjust(c, n, freed, false); err != nil {
+	if err := ext2fs.IblkSubBlocks(f, n, freed); err != nil {
 		return err
 	}
 	x, err := c.openExtHandle(ino, n)
 	if err != nil {
 		return err
 	}
-	startVal := c.statIBlocks(n)
+	startVal := ext2fs.StatIBlocks(f, n)
 	for _, s := range list {
 		for s.len > 0 {
-			max := uint64(extInitMaxLen)
-			ext := libExtent{lblk: s.lblk, pblk: s.pblk, flags: extFlagLeaf}
+			max := uint64(ext2fs.ExtInitMaxLen)
+			ext := ext2fs.Extent{Lblk: s.lblk, Pblk: s.pblk, Flags: ext2fs.ExtentFlagLeaf}
 			if s.uninit {
-				max = extUninitMaxLen
-				ext.flags |= extFlagUninit
+				max = ext2fs.ExtUninitMaxLen
+				ext.Flags |= ext2fs.ExtentFlagUninit
 			}
 			l := min(s.len, max)
-			ext.len = uint32(l)
-			ext.flags &= extFlagUninit
-			if err := x.insertAfter(ext); err != nil {
+			ext.Len = uint32(l)
+			ext.Flags &= ext2fs.ExtentFlagUninit
+			if err := x.InsertAfter(ext); err != nil {
 				return err
 			}
-			if err := x.fixParents(); err != nil {
+			if err := x.FixParents(); err != nil {
 				return err
 			}
 			s.lblk += l
@@ -297,7 +297,7 @@ func (c *Checker) rewriteExtents(ino uint32, n ondisk.Inode, list []extSeg, free
 			s.len -= l
 		}
 	}
-	if d := c.statIBlocks(n) - startVal; d != 0 {
+	if d := ext2fs.StatIBlocks(f, n) - startVal; d != 0 {
 		c.chargeQuota(ino, n, d<<9, 0)
 	}
 	c.writeInode(ino, n)

@@ -341,7 +341,7 @@ func (w *dirWorker) allocateDirBlock(db *dirBlock, data []byte) (uint64, bool) {
 	c := w.c
 	f := c.fs
 	n := c.readFullInode(db.ino)
-	goal := c.inodeGoal(db.ino, n, db.lblk)
+	goal := ext2fs.FindInodeGoal(c.fs, db.ino, n, db.lblk)
 	mapped := n.Flags()&ondisk.FlagExtents == 0
 	if !mapped && !c.canMapDirBlock(n) {
 		return 0, false
@@ -428,31 +428,6 @@ func (c *Checker) bmapSet(ino uint32, n ondisk.Inode, lblk uint32, blk uint64) e
 		rest %= span
 		span /= per
 	}
-}
-
-// inodeGoal is ext2fs_find_inode_goal.
-func (c *Checker) inodeGoal(ino uint32, n ondisk.Inode, lblk uint32) uint64 {
-	f := c.fs
-	if n.Flags()&ondisk.FlagInlineData == 0 && !c.isFastSymlink(n) {
-		if n.Flags()&ondisk.FlagExtents != 0 {
-			h := ondisk.ExtentHeader(n.IBlock())
-			if h.Verify() == nil && h.Depth() == 0 {
-				for i := 0; i < int(h.Entries()); i++ {
-					e := h.Leaf(i)
-					if lblk >= e.Lblk && lblk < e.Lblk+e.Len {
-						return e.Pblk + uint64(lblk-e.Lblk)
-					}
-				}
-			}
-		} else if b := n.Block(0); b != 0 {
-			return uint64(b)
-		}
-	}
-	g := (ino - 1) / f.InodesPerGroup
-	if lf := c.sb.LogGroupsPerFlex(); lf > 0 && lf < 32 {
-		g &^= 1<<lf - 1
-	}
-	return f.GroupFirstBlock(g)
 }
 
 // canMapDirBlock reports whether mapDirBlock can map a block of an

@@ -872,22 +872,22 @@ func (c *Checker) expandExtentsHandle(es *expandState, n ondisk.Inode, pendLblk 
 		return ext2fs.ErrDirCorrupted
 	}
 	if pendBlk != 0 {
-		if err := x.setBmap(uint64(pendLblk), pendBlk, false); err != nil {
+		if err := x.SetBmap(uint64(pendLblk), pendBlk, false); err != nil {
 			return err
 		}
 		if stop {
 			return nil
 		}
 	}
-	_, err = x.iterate(iterFlagAppend, func(blk *uint64, blockcnt int64) int {
+	_, err = x.Iterate(ext2fs.BlockFlagAppend, func(blk *uint64, blockcnt int64) int {
 		nb, changed, stop := es.proc(*blk, blockcnt)
 		r := 0
 		if changed {
 			*blk = nb
-			r |= iterChanged
+			r |= ext2fs.BlockChanged
 		}
 		if stop {
-			r |= iterAbort
+			r |= ext2fs.BlockAbort
 		}
 		return r
 	})
@@ -902,7 +902,7 @@ func (c *Checker) expandExtentsHandle(es *expandState, n ondisk.Inode, pendLblk 
 // and i_blocks lowered.
 func (c *Checker) punchFrom(dir uint32, n ondisk.Inode, start uint64) error {
 	if n.Flags()&ondisk.FlagExtents != 0 {
-		return c.punchExtents(dir, n, start)
+		return ext2fs.PunchExtents(c.libfs(), dir, n, start)
 	}
 	f := c.fs
 	ib := n.IBlock()

@@ -1,16 +1,11 @@
-package check
+package ext2fs
 
-import (
-	"encoding/binary"
-
-	"gofsck/internal/ext2fs"
-	"gofsck/internal/ondisk"
-)
+import "gofsck/internal/ondisk"
 
 // Changing one logical block's mapping in an extent tree
 // (ext2fs_extent_set_bmap) and the library's block iterator over an
 // extent-mapped inode (the extent part of ext2fs_block_iterate3), both on
-// the extent handle of pass1e_handle.go.
+// the extent handle of extent.go.
 //
 // set_bmap maps, remaps or unmaps one block: it merges the block into the
 // extent before or after it when it continues one, cuts the extent
@@ -29,18 +24,18 @@ import (
 
 // Block-iterator result bits (BLOCK_CHANGED, BLOCK_ABORT, BLOCK_ERROR).
 const (
-	iterChanged = 1 << iota
-	iterAbort
-	iterError
+	BlockChanged = 1 << iota
+	BlockAbort
+	BlockError
 )
 
 // extStepBudget bounds the moves of one walk over a hostile tree (index
 // nodes shared by several parents make a tree of many paths).
 const extStepBudget = 1 << 22
 
-// iblockEmpty reports an i_block of zeros, which the library's handle
+// IblockEmpty reports an i_block of zeros, which the library's handle
 // opens as an empty leaf root (writing nothing while nothing changes).
-func iblockEmpty(n ondisk.Inode) bool {
+func IblockEmpty(n ondisk.Inode) bool {
 	for _, b := range n.IBlock() {
 		if b != 0 {
 			return false
@@ -51,30 +46,19 @@ func iblockEmpty(n ondisk.Inode) bool {
 
 // allocBlock is the handle's block allocation (ext2fs_alloc_block2 with
 // the caller's allocator; e2fsck's during the passes).
-func (x *extHandle) allocBlock(goal uint64) (uint64, bool) {
-	if x.alloc != nil {
-		return x.alloc(goal)
-	}
-	return x.c.extentAllocBlock(goal)
+func (x *ExtentHandle) allocBlock(goal uint64) (uint64, bool) {
+	return x.alloc.AllocBlock(goal)
 }
 
 // freeBlock is ext2fs_block_alloc_stats2(blk, -1) for a tree block the
 // handle drops.
-func (x *extHandle) freeBlock(blk uint64) {
-	if x.free != nil {
-		x.free(blk)
-		return
-	}
-	c := x.c
-	if blk < c.fs.FirstDataBlock || blk >= c.fs.BlocksCount {
-		return
-	}
-	c.releaseBlock(blk)
+func (x *ExtentHandle) freeBlock(blk uint64) {
+	x.alloc.FreeBlock(blk)
 }
 
 // currentExt re-reads the current entry after a move made by hand.
-func (x *extHandle) currentExt(prior error) (libExtent, error) {
-	ext, err := x.get(extOpCurrent)
+func (x *ExtentHandle) currentExt(prior error) (Extent, error) {
+	ext, err := x.Get(ExtentCurrent)
 	if err == nil {
 		err = prior
 	}
@@ -83,9 +67,9 @@ func (x *extHandle) currentExt(prior error) (libExtent, error) {
 
 // downLast is EXT2_EXTENT_DOWN_AND_LAST: down to the last entry of the
 // child node.
-func (x *extHandle) downLast() (libExtent, error) {
-	ext, err := x.get(extOpDown)
-	if err != nil && err != ext2fs.ErrExtentCsumInvalid {
+func (x *ExtentHandle) downLast() (Extent, error) {
+	ext, err := x.Get(ExtentDown)
+	if err != nil && err != ErrExtentCsumInvalid {
 		return ext, err
 	}
 	p := &x.path[x.level]
@@ -101,33 +85,33 @@ func (x *extHandle) downLast() (libExtent, error) {
 // as EXT2_EXTENT_NEXT or PREV until a leaf entry is current. A checksum
 // failure on the way is returned once the leaf is reached, as the
 // library's does.
-func (x *extHandle) getLeaf(next bool) (libExtent, error) {
+func (x *ExtentHandle) getLeaf(next bool) (Extent, error) {
 	failedCsum := false
 	for steps := 0; ; steps++ {
 		if steps > extStepBudget {
-			return libExtent{}, ext2fs.ErrOpNotSupported
+			return Extent{}, ErrOpNotSupported
 		}
-		var ext libExtent
+		var ext Extent
 		var err error
 		if next {
-			ext, err = x.get(extOpNext)
+			ext, err = x.Get(ExtentNext)
 		} else {
 			p := &x.path[x.level]
 			switch {
 			case x.level < x.maxDepth && p.visitNum > 0:
 				ext, err = x.downLast()
 			case p.left < p.entries-1:
-				ext, err = x.get(extOpPrevSib)
+				ext, err = x.Get(ExtentPrevSib)
 			case x.level > 0:
-				if _, err = x.get(extOpUp); err == nil {
+				if _, err = x.Get(ExtentUp); err == nil {
 					x.path[x.level].visitNum = 0
-					ext, err = x.get(extOpCurrent)
+					ext, err = x.Get(ExtentCurrent)
 				}
 			default:
-				return ext, ext2fs.ErrExtentNoPrev
+				return ext, ErrExtentNoPrev
 			}
 		}
-		if err == ext2fs.ErrExtentCsumInvalid {
+		if err == ErrExtentCsumInvalid {
 			failedCsum, err = true, nil
 		}
 		if err != nil {
@@ -135,17 +119,17 @@ func (x *extHandle) getLeaf(next bool) (libExtent, error) {
 		}
 		if x.level == x.maxDepth {
 			if failedCsum {
-				return ext, ext2fs.ErrExtentCsumInvalid
+				return ext, ErrExtentCsumInvalid
 			}
 			return ext, nil
 		}
 	}
 }
 
-// insert is ext2fs_extent_insert: ext goes before the current entry, or
+// Insert is ext2fs_extent_insert: ext goes before the current entry, or
 // after it (after), first in an empty node; a full node is split first.
 // A replace that fails takes the entry out again.
-func (x *extHandle) insert(ext libExtent, after bool) error {
+func (x *ExtentHandle) Insert(ext Extent, after bool) error {
 	p := &x.path[x.level]
 	if p.entries >= p.maxEntries {
 		if err := x.split(true); err != nil {
@@ -164,7 +148,7 @@ func (x *extHandle) insert(ext libExtent, after bool) error {
 		p.left = -1
 	}
 	if ix+p.left+2 > p.maxEntries || ix >= p.maxEntries {
-		return ext2fs.ErrCantInsertExtent
+		return ErrCantInsertExtent
 	}
 	p.curr = ix
 	if p.left >= 0 {
@@ -175,30 +159,30 @@ func (x *extHandle) insert(ext libExtent, after bool) error {
 	p.left++
 	p.entries++
 	setExtEntries(p.buf, p.entries)
-	if err := x.replace(ext); err != nil {
-		x.delete()
+	if err := x.Replace(ext); err != nil {
+		x.Delete()
 		return err
 	}
 	x.updatePath()
 	return nil
 }
 
-// delete is ext2fs_extent_delete: the current entry goes; a node below
+// Delete is ext2fs_extent_delete: the current entry goes; a node below
 // the root left empty is taken out of its parent, i_blocks lowered by one
 // cluster and the block freed; a root left empty becomes a leaf.
-func (x *extHandle) delete() error {
+func (x *ExtentHandle) Delete() error {
 	return x.deleteDepth(0)
 }
 
 // deleteDepth is delete, depth levels above the entry first deleted
 // (each emptied node's parent entry goes in turn).
-func (x *extHandle) deleteDepth(depth int) error {
+func (x *ExtentHandle) deleteDepth(depth int) error {
 	p := &x.path[x.level]
 	if p.curr < 0 {
-		return ext2fs.ErrNoCurrentNode
+		return ErrNoCurrentNode
 	}
 	if p.left < 0 || p.curr+p.left >= p.maxEntries {
-		return ext2fs.ErrExtentLeafBad
+		return ErrExtentLeafBad
 	}
 	if p.left > 0 {
 		start := ondisk.ExtentHeaderSize + p.curr*extEntrySize
@@ -214,64 +198,64 @@ func (x *extHandle) deleteDepth(depth int) error {
 	}
 	if p.entries == 0 && x.level > 0 {
 		if depth > len(x.path) {
-			return ext2fs.ErrExtentLeafBad
+			return ErrExtentLeafBad
 		}
-		ext, err := x.get(extOpUp)
+		ext, err := x.Get(ExtentUp)
 		if err != nil {
 			return err
 		}
 		x.deleteDepth(depth + 1)
 		// The library lowers the 32-bit i_blocks by one cluster in
 		// 512-byte units, whatever huge_file says.
-		f := x.c.fs
+		f := x.f
 		units := uint32(f.BlockSize/512) << f.ClusterBits
-		binary.LittleEndian.PutUint32(x.n[0x1C:], x.n.BlocksLo()-units)
-		x.c.writeInode(x.ino, x.n)
-		x.freeBlock(ext.pblk)
+		x.n.SetBlocksLo(x.n.BlocksLo() - units)
+		x.fsys.IO.WriteInode(x.ino, x.n)
+		x.freeBlock(ext.Pblk)
 		return nil
 	}
 	setExtEntries(p.buf, p.entries)
 	if p.entries == 0 && x.level == 0 {
-		binary.LittleEndian.PutUint16(p.buf[6:], 0)
+		ondisk.ExtentHeader(p.buf).SetDepth(0)
 		x.maxDepth = 0
 	}
 	x.updatePath()
 	return nil
 }
 
-// setBmap is ext2fs_extent_set_bmap: logical block l is mapped to phys
+// SetBmap is ext2fs_extent_set_bmap: logical block l is mapped to phys
 // (uninit: as an uninitialised extent), or unmapped when phys is 0. The
 // handle goes back to the entry it was on.
-func (x *extHandle) setBmap(l, phys uint64, uninit bool) (err error) {
-	maxLen := uint32(extInitMaxLen)
-	newExt := libExtent{lblk: l, pblk: phys, len: 1, flags: extFlagLeaf}
+func (x *ExtentHandle) SetBmap(l, phys uint64, uninit bool) (err error) {
+	maxLen := uint32(ExtInitMaxLen)
+	newExt := Extent{Lblk: l, Pblk: phys, Len: 1, Flags: ExtentFlagLeaf}
 	if uninit {
-		maxLen = extUninitMaxLen
-		newExt.flags |= extFlagUninit
+		maxLen = ExtUninitMaxLen
+		newExt.Flags |= ExtentFlagUninit
 	}
 	p := &x.path[x.level]
 	if x.maxDepth == 0 && p.entries == 0 {
-		return x.insert(newExt, false)
+		return x.Insert(newExt, false)
 	}
-	ext, err := x.get(extOpCurrent)
+	ext, err := x.Get(ExtentCurrent)
 	if err != nil {
-		if err != ext2fs.ErrNoCurrentNode {
+		if err != ErrNoCurrentNode {
 			return err
 		}
-		ext = libExtent{}
+		ext = Extent{}
 	}
 	origHeight := x.maxDepth - x.level
-	origLblk := ext.lblk
+	origLblk := ext.Lblk
 	defer func() {
 		if origHeight > x.maxDepth {
 			origHeight = x.maxDepth
 		}
-		x.goTo(origHeight, origLblk)
+		x.Goto(origHeight, origLblk)
 	}()
 
 	mapped := true
-	if err := x.goTo(0, l); err != nil {
-		if err != ext2fs.ErrExtentNotFound {
+	if err := x.Goto(0, l); err != nil {
+		if err != ErrExtentNotFound {
 			return err
 		}
 		mapped = false
@@ -279,195 +263,195 @@ func (x *extHandle) setBmap(l, phys uint64, uninit bool) (err error) {
 			return nil
 		}
 	}
-	if ext, err = x.get(extOpCurrent); err != nil {
+	if ext, err = x.Get(ExtentCurrent); err != nil {
 		return err
 	}
-	extUninit := ext.flags&extFlagUninit != 0
+	extUninit := ext.Flags&ExtentFlagUninit != 0
 	next, err := x.getLeaf(true)
 	hasNext := err == nil
-	if err != nil && err != ext2fs.ErrExtentNoNext {
+	if err != nil && err != ErrExtentNoNext {
 		return err
 	}
-	if err := x.goTo(0, l); err != nil && err != ext2fs.ErrExtentNotFound {
+	if err := x.Goto(0, l); err != nil && err != ErrExtentNotFound {
 		return err
 	}
 	prev, err := x.getLeaf(false)
 	hasPrev := err == nil
-	if err != nil && err != ext2fs.ErrExtentNoPrev {
+	if err != nil && err != ErrExtentNoPrev {
 		return err
 	}
-	if err := x.goTo(0, l); err != nil && err != ext2fs.ErrExtentNotFound {
+	if err := x.Goto(0, l); err != nil && err != ErrExtentNotFound {
 		return err
 	}
-	nextUninit := next.flags&extFlagUninit != 0
-	prevUninit := prev.flags&extFlagUninit != 0
-	elen := uint64(ext.len)
+	nextUninit := next.Flags&ExtentFlagUninit != 0
+	prevUninit := prev.Flags&ExtentFlagUninit != 0
+	elen := uint64(ext.Len)
 
-	if mapped && uninit == extUninit && ext.pblk+(l-ext.lblk) == phys {
+	if mapped && uninit == extUninit && ext.Pblk+(l-ext.Lblk) == phys {
 		return nil
 	}
 	// joinsNext: the new block continues backwards into the next extent.
-	joinsNext := hasNext && l == next.lblk-1 && phys == next.pblk-1 && uninit == nextUninit && next.len < maxLen-1
+	joinsNext := hasNext && l == next.Lblk-1 && phys == next.Pblk-1 && uninit == nextUninit && next.Len < maxLen-1
 	growNext := func() error {
 		n, err := x.getLeaf(true)
 		if err != nil {
 			return err
 		}
-		n.len++
-		n.lblk--
-		n.pblk--
-		return x.replace(n)
+		n.Len++
+		n.Lblk--
+		n.Pblk--
+		return x.Replace(n)
 	}
 	switch {
 	case !mapped:
 		switch {
-		case l == ext.lblk+elen && phys == ext.pblk+elen && uninit == extUninit && ext.len < maxLen-1:
-			ext.len++
-			err = x.replace(ext)
-		case l == ext.lblk-1 && phys == ext.pblk-1 && uninit == extUninit && ext.len < maxLen-1:
-			ext.len++
-			ext.lblk--
-			ext.pblk--
-			err = x.replace(ext)
+		case l == ext.Lblk+elen && phys == ext.Pblk+elen && uninit == extUninit && ext.Len < maxLen-1:
+			ext.Len++
+			err = x.Replace(ext)
+		case l == ext.Lblk-1 && phys == ext.Pblk-1 && uninit == extUninit && ext.Len < maxLen-1:
+			ext.Len++
+			ext.Lblk--
+			ext.Pblk--
+			err = x.Replace(ext)
 		case joinsNext:
 			err = growNext()
-		case l < ext.lblk:
-			err = x.insert(newExt, false)
+		case l < ext.Lblk:
+			err = x.Insert(newExt, false)
 		default:
-			err = x.insert(newExt, true)
+			err = x.Insert(newExt, true)
 		}
 		if err != nil {
 			return err
 		}
-		return x.fixParents()
-	case l == ext.lblk && ext.len == 1:
+		return x.FixParents()
+	case l == ext.Lblk && ext.Len == 1:
 		if phys != 0 {
-			return x.replace(newExt)
+			return x.Replace(newExt)
 		}
-		if err := x.delete(); err != nil {
+		if err := x.Delete(); err != nil {
 			return err
 		}
-		if err := x.fixParents(); err != ext2fs.ErrNoCurrentNode {
+		if err := x.FixParents(); err != ErrNoCurrentNode {
 			return err
 		}
 		return nil
-	case l == ext.lblk+elen-1:
+	case l == ext.Lblk+elen-1:
 		if phys != 0 {
 			if joinsNext {
 				err = growNext()
 			} else {
-				err = x.insert(newExt, true)
+				err = x.Insert(newExt, true)
 			}
 			if err != nil {
 				return err
 			}
-			if err := x.fixParents(); err != nil {
+			if err := x.FixParents(); err != nil {
 				return err
 			}
-			if err := x.goTo(0, l); err != nil {
+			if err := x.Goto(0, l); err != nil {
 				return err
 			}
-			if ext, err = x.get(extOpCurrent); err != nil {
+			if ext, err = x.Get(ExtentCurrent); err != nil {
 				return err
 			}
 		}
-		ext.len--
-		return x.replace(ext)
-	case l == ext.lblk:
+		ext.Len--
+		return x.Replace(ext)
+	case l == ext.Lblk:
 		if phys != 0 {
-			if hasPrev && l == prev.lblk+uint64(prev.len) && phys == prev.pblk+uint64(prev.len) && uninit == prevUninit && prev.len < maxLen-1 {
+			if hasPrev && l == prev.Lblk+uint64(prev.Len) && phys == prev.Pblk+uint64(prev.Len) && uninit == prevUninit && prev.Len < maxLen-1 {
 				pv, err := x.getLeaf(false)
 				if err != nil {
 					return err
 				}
-				pv.len++
-				err = x.replace(pv)
+				pv.Len++
+				err = x.Replace(pv)
 			} else {
-				err = x.insert(newExt, false)
+				err = x.Insert(newExt, false)
 			}
 			if err != nil {
 				return err
 			}
-			if err := x.fixParents(); err != nil {
+			if err := x.FixParents(); err != nil {
 				return err
 			}
 			if ext, err = x.getLeaf(true); err != nil {
 				return err
 			}
 		}
-		ext.pblk++
-		ext.lblk++
-		ext.len--
-		if err := x.replace(ext); err != nil {
+		ext.Pblk++
+		ext.Lblk++
+		ext.Len--
+		if err := x.Replace(ext); err != nil {
 			return err
 		}
-		return x.fixParents()
+		return x.FixParents()
 	}
 	// In the middle: the extent is cut after l's predecessors, the new
 	// block and the rest inserted after it; a failure puts it back.
 	save := ext
-	ext.len = uint32(l - ext.lblk)
-	if err := x.replace(ext); err != nil {
+	ext.Len = uint32(l - ext.Lblk)
+	if err := x.Replace(ext); err != nil {
 		return err
 	}
 	if phys != 0 {
-		if err := x.insert(newExt, true); err != nil {
-			if x.goTo(0, save.lblk) == nil {
-				x.replace(save)
+		if err := x.Insert(newExt, true); err != nil {
+			if x.Goto(0, save.Lblk) == nil {
+				x.Replace(save)
 			}
 			return err
 		}
 	}
-	ext.pblk += uint64(ext.len) + 1
-	ext.lblk += uint64(ext.len) + 1
-	ext.len = save.len - ext.len - 1
-	if err := x.insert(ext, true); err != nil {
-		if phys != 0 && x.goTo(0, newExt.lblk) == nil {
-			x.delete()
+	ext.Pblk += uint64(ext.Len) + 1
+	ext.Lblk += uint64(ext.Len) + 1
+	ext.Len = save.Len - ext.Len - 1
+	if err := x.Insert(ext, true); err != nil {
+		if phys != 0 && x.Goto(0, newExt.Lblk) == nil {
+			x.Delete()
 		}
-		if x.goTo(0, save.lblk) == nil {
-			x.replace(save)
+		if x.Goto(0, save.Lblk) == nil {
+			x.Replace(save)
 		}
 		return err
 	}
 	return nil
 }
 
-// extVisit is offered each block of the iteration with its block count
+// ExtentVisit is offered each block of the iteration with its block count
 // (-1 for a tree block); it may change *blk and returns iterator bits.
-type extVisit func(blk *uint64, blockcnt int64) int
+type ExtentVisit func(blk *uint64, blockcnt int64) int
 
 // Flags of the block iterator (BLOCK_FLAG_APPEND,
 // BLOCK_FLAG_DEPTH_TRAVERSE).
 const (
-	iterFlagAppend = 1 << iota
-	iterFlagDepth
+	BlockFlagAppend = 1 << iota
+	BlockFlagDepthTraverse
 )
 
-// iterate is the extent part of ext2fs_block_iterate3 over the handle's
-// inode. With iterFlagAppend, after the last extent the visitor is
+// Iterate is the extent part of ext2fs_block_iterate3 over the handle's
+// inode. With BlockFlagAppend, after the last extent the visitor is
 // offered block 0 at the next block counts for as long as it maps one;
-// with iterFlagDepth an index entry is offered after its subtree instead
-// of before. It returns the visitors' bits with iterError and the
+// with BlockFlagDepthTraverse an index entry is offered after its subtree instead
+// of before. It returns the visitors' bits with BlockError and the
 // library's error (nil if none).
-func (x *extHandle) iterate(flags int, visit extVisit) (int, error) {
-	appendBlocks := flags&iterFlagAppend != 0
-	depthFirst := flags&iterFlagDepth != 0
+func (x *ExtentHandle) Iterate(flags int, visit ExtentVisit) (int, error) {
+	appendBlocks := flags&BlockFlagAppend != 0
+	depthFirst := flags&BlockFlagDepthTraverse != 0
 	ret := 0
 	var iterErr error
 	blockcnt := int64(0)
-	op := extOpRoot
-	var ext libExtent
+	op := ExtentRoot
+	var ext Extent
 	for steps := 0; ; steps++ {
 		if steps > extStepBudget {
 			break
 		}
 		var err error
-		if op != extOpCurrent {
-			ext, err = x.get(op)
+		if op != ExtentCurrent {
+			ext, err = x.Get(op)
 		}
 		if err != nil {
-			if err != ext2fs.ErrExtentNoNext {
+			if err != ErrExtentNoNext {
 				iterErr = err
 				break
 			}
@@ -478,58 +462,58 @@ func (x *extHandle) iterate(flags int, visit extVisit) (int, error) {
 				blk := uint64(0)
 				r := visit(&blk, blockcnt)
 				ret |= r
-				if r&iterChanged == 0 {
+				if r&BlockChanged == 0 {
 					break
 				}
-				iterErr = x.setBmap(uint64(blockcnt), blk, false)
+				iterErr = x.SetBmap(uint64(blockcnt), blk, false)
 				blockcnt++
-				if iterErr != nil || ret&iterAbort != 0 || blk == 0 {
+				if iterErr != nil || ret&BlockAbort != 0 || blk == 0 {
 					break
 				}
 			}
 			break
 		}
-		op = extOpNext
-		blk := ext.pblk
-		if ext.flags&extFlagLeaf == 0 {
-			if (ext.flags&extFlagSecondVisit != 0) == depthFirst {
+		op = ExtentNext
+		blk := ext.Pblk
+		if ext.Flags&ExtentFlagLeaf == 0 {
+			if (ext.Flags&ExtentFlagSecondVisit != 0) == depthFirst {
 				ret |= visit(&blk, -1)
-				if ret&iterChanged != 0 {
-					ext.pblk = blk
-					if iterErr = x.replace(ext); iterErr != nil {
+				if ret&BlockChanged != 0 {
+					ext.Pblk = blk
+					if iterErr = x.Replace(ext); iterErr != nil {
 						break
 					}
 				}
-				if ret&iterAbort != 0 {
+				if ret&BlockAbort != 0 {
 					break
 				}
 			}
 			continue
 		}
-		uninit := ext.flags&extFlagUninit != 0
-		next, nerr := x.get(op)
-		if ext.lblk+uint64(ext.len) <= uint64(blockcnt) {
+		uninit := ext.Flags&ExtentFlagUninit != 0
+		next, nerr := x.Get(op)
+		if ext.Lblk+uint64(ext.Len) <= uint64(blockcnt) {
 			continue
 		}
-		if ext.lblk > uint64(blockcnt) {
-			blockcnt = int64(ext.lblk)
+		if ext.Lblk > uint64(blockcnt) {
+			blockcnt = int64(ext.Lblk)
 		}
 		// The library advances the first block by what was visited but
 		// counts from the extent's start.
-		blk += uint64(blockcnt) - ext.lblk
-		blockcnt = int64(ext.lblk)
+		blk += uint64(blockcnt) - ext.Lblk
+		blockcnt = int64(ext.Lblk)
 		stop := false
-		for j := uint32(0); j < ext.len; j++ {
+		for j := uint32(0); j < ext.Len; j++ {
 			nb := blk
 			r := visit(&nb, blockcnt)
 			ret |= r
-			if r&iterChanged != 0 {
-				if iterErr = x.setBmap(uint64(blockcnt), nb, uninit); iterErr != nil {
+			if r&BlockChanged != 0 {
+				if iterErr = x.SetBmap(uint64(blockcnt), nb, uninit); iterErr != nil {
 					stop = true
 					break
 				}
 			}
-			if ret&iterAbort != 0 {
+			if ret&BlockAbort != 0 {
 				stop = true
 				break
 			}
@@ -541,8 +525,8 @@ func (x *extHandle) iterate(flags int, visit extVisit) (int, error) {
 		}
 		if nerr == nil {
 			ext = next
-			op = extOpCurrent
+			op = ExtentCurrent
 		}
 	}
-	return ret | iterError, iterErr
+	return ret | BlockError, iterErr
 }

@@ -1,24 +1,21 @@
-package check
+package ext2fs
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
 	"testing"
 	"time"
 
 	"gofsck/internal/blockdev"
-	"gofsck/internal/ext2fs"
 	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
-	"gofsck/internal/problem"
 	"gofsck/internal/testfs"
 )
 
-// setBmapRig is a repairing Checker over an Overlay of a new 1 KiB-block
+// setBmapRig is the library's view of an Overlay over a new 1 KiB-block
 // ext4 image, and the region of blocks the trees are built in.
 type setBmapRig struct {
-	c    *Checker
+	f    *fs.FS
+	fsys *Filsys
 	dev  *blockdev.Overlay
 	base uint64 // first block of the free region used for nodes
 }
@@ -38,42 +35,41 @@ func newSetBmapRig(t *testing.T) *setBmapRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := New(f, problem.NewReporter(&bytes.Buffer{}, problem.Options{Mode: problem.ModeYes, Device: "test"}), Options{Now: time.Unix(1700000000, 0)})
-	return &setBmapRig{c: c, dev: ov, base: f.BlocksCount / 2}
+	fsys := &Filsys{FS: f, IO: devIO{t, f}, Alloc: counterAlloc(f)}
+	return &setBmapRig{f: f, fsys: fsys, dev: ov, base: f.BlocksCount / 2}
 }
 
 // node writes a tree node (header and entries) at block blk; an entry is
 // {lblk, len or 0 for an index, pblk}.
 func (r *setBmapRig) node(t *testing.T, blk uint64, depth, max int, entries [][3]uint64) {
-	buf := make([]byte, r.c.fs.BlockSize)
+	buf := make([]byte, r.f.BlockSize)
 	putNode(buf, depth, max, entries)
-	if _, err := r.dev.WriteAt(buf, int64(blk)<<r.c.fs.BlockBits); err != nil {
+	if _, err := r.dev.WriteAt(buf, int64(blk)<<r.f.BlockBits); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func putNode(buf []byte, depth, max int, entries [][3]uint64) {
-	binary.LittleEndian.PutUint16(buf[0:], ondisk.ExtentMagic)
-	binary.LittleEndian.PutUint16(buf[2:], uint16(len(entries)))
-	binary.LittleEndian.PutUint16(buf[4:], uint16(max))
-	binary.LittleEndian.PutUint16(buf[6:], uint16(depth))
+	h := ondisk.ExtentHeader(buf)
+	h.SetMagic(ondisk.ExtentMagic)
+	h.SetEntries(uint16(len(entries)))
+	h.SetMax(uint16(max))
+	h.SetDepth(uint16(depth))
 	for i, e := range entries {
-		ent := buf[12+12*i:]
-		binary.LittleEndian.PutUint32(ent, uint32(e[0]))
+		ent := h.Entry(i)
+		ent.SetLblk(uint32(e[0]))
 		if depth > 0 {
-			binary.LittleEndian.PutUint32(ent[4:], uint32(e[2]))
-			binary.LittleEndian.PutUint16(ent[8:], uint16(e[2]>>32))
+			ent.SetLeaf(e[2])
 			continue
 		}
-		binary.LittleEndian.PutUint16(ent[4:], uint16(e[1]))
-		binary.LittleEndian.PutUint16(ent[6:], uint16(e[2]>>32))
-		binary.LittleEndian.PutUint32(ent[8:], uint32(e[2]))
+		ent.SetRawLen(uint16(e[1]))
+		ent.SetStart(e[2])
 	}
 }
 
 // inode returns an extent-mapped inode whose root is the given node.
 func (r *setBmapRig) inode(depth int, entries [][3]uint64) ondisk.Inode {
-	n := ondisk.Inode(make([]byte, r.c.fs.InodeSize))
+	n := ondisk.Inode(make([]byte, r.f.InodeSize))
 	n.SetMode(0o100644)
 	n.SetFlags(ondisk.FlagExtents)
 	n.SetSize(1 << 30)
@@ -83,39 +79,31 @@ func (r *setBmapRig) inode(depth int, entries [][3]uint64) ondisk.Inode {
 
 // handle opens the library's handle on n with an allocator over the
 // upper quarter of the filesystem and no-op frees.
-func (r *setBmapRig) handle(t *testing.T, n ondisk.Inode) *extHandle {
+func (r *setBmapRig) handle(t *testing.T, n ondisk.Inode) *ExtentHandle {
 	t.Helper()
-	x, err := r.c.openExtHandle(12, n)
+	x, err := OpenExtent(r.fsys, 12, n)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
-	next := r.c.fs.BlocksCount * 3 / 4
-	x.alloc = func(uint64) (uint64, bool) {
-		if next >= r.c.fs.BlocksCount {
-			return 0, false
-		}
-		next++
-		return next - 1, true
-	}
-	x.free = func(uint64) {}
+	x.SetAllocator(counterAlloc(r.f))
 	return x
 }
 
 // leafMap lists the leaf extents the tree of n maps, walking with the
 // handle (lblk -> pblk for each block), and fails on a walk error.
-func leafMap(t *testing.T, x *extHandle) map[uint64]uint64 {
+func leafMap(t *testing.T, x *ExtentHandle) map[uint64]uint64 {
 	t.Helper()
 	m := map[uint64]uint64{}
-	ext, err := x.get(extOpRoot)
+	ext, err := x.Get(ExtentRoot)
 	for steps := 0; err == nil && steps < 100000; steps++ {
-		if ext.flags&extFlagLeaf != 0 {
-			for k := uint64(0); k < uint64(ext.len); k++ {
-				m[ext.lblk+k] = ext.pblk + k
+		if ext.Flags&ExtentFlagLeaf != 0 {
+			for k := uint64(0); k < uint64(ext.Len); k++ {
+				m[ext.Lblk+k] = ext.Pblk + k
 			}
 		}
-		ext, err = x.get(extOpNext)
+		ext, err = x.Get(ExtentNext)
 	}
-	if err != ext2fs.ErrExtentNoNext {
+	if err != ErrExtentNoNext {
 		t.Fatalf("walk: %v", err)
 	}
 	return m
@@ -129,7 +117,7 @@ func TestSetBmapGrowsTree(t *testing.T) {
 	r := newSetBmapRig(t)
 	for _, reverse := range []bool{false, true} {
 		t.Run(fmt.Sprintf("reverse=%v", reverse), func(t *testing.T) {
-			n := ondisk.Inode(make([]byte, r.c.fs.InodeSize))
+			n := ondisk.Inode(make([]byte, r.f.InodeSize))
 			n.SetSize(1 << 30)
 			x := r.handle(t, n)
 			want := map[uint64]uint64{}
@@ -139,7 +127,7 @@ func TestSetBmapGrowsTree(t *testing.T) {
 					l = 2 * (999 - i)
 				}
 				p := r.base + 2*i
-				if err := x.setBmap(l, p, false); err != nil {
+				if err := x.SetBmap(l, p, false); err != nil {
 					t.Fatalf("map %d: %v", l, err)
 				}
 				want[l] = p
@@ -151,13 +139,13 @@ func TestSetBmapGrowsTree(t *testing.T) {
 			// unmap others.
 			for _, l := range []uint64{1, 3, 501} {
 				p := want[l-1] + 1
-				if err := x.setBmap(l, p, false); err != nil {
+				if err := x.SetBmap(l, p, false); err != nil {
 					t.Fatalf("remap %d: %v", l, err)
 				}
 				want[l] = p
 			}
 			for _, l := range []uint64{0, 10, 1998, 1000} {
-				if err := x.setBmap(l, 0, false); err != nil {
+				if err := x.SetBmap(l, 0, false); err != nil {
 					t.Fatalf("unmap %d: %v", l, err)
 				}
 				delete(want, l)
@@ -221,16 +209,17 @@ func TestSetBmapHostileTrees(t *testing.T) {
 			r.node(t, b+1, 0, 84, [][3]uint64{{100, 3, b + 400}, {5, 1, b + 410}})
 		}},
 		{"leaf-overfull", 1, [][3]uint64{{0, 0, b}}, func(t *testing.T) {
-			buf := make([]byte, r.c.fs.BlockSize)
+			buf := make([]byte, r.f.BlockSize)
 			putNode(buf, 0, 84, nil)
-			binary.LittleEndian.PutUint16(buf[2:], 84)
+			h := ondisk.ExtentHeader(buf)
+			h.SetEntries(84)
 			for i := 0; i < 84; i++ {
-				e := buf[12+12*i:]
-				binary.LittleEndian.PutUint32(e, uint32(i*7))
-				binary.LittleEndian.PutUint16(e[4:], 0x8000+uint16(i%3)+1)
-				binary.LittleEndian.PutUint32(e[8:], uint32(b+500+uint64(i)*4))
+				e := h.Entry(i)
+				e.SetLblk(uint32(i * 7))
+				e.SetRawLen(0x8000 + uint16(i%3) + 1)
+				e.SetStart(b + 500 + uint64(i)*4)
 			}
-			r.dev.WriteAt(buf, int64(b)<<r.c.fs.BlockBits)
+			r.dev.WriteAt(buf, int64(b)<<r.f.BlockBits)
 		}},
 		{"zero-length", 0, [][3]uint64{{0, 0, b}, {0, 0, b + 5}, {7, 32768, b}, {3, 1, 0}}, func(*testing.T) {}},
 	}
@@ -247,41 +236,33 @@ func TestSetBmapHostileTrees(t *testing.T) {
 				n := r.inode(0, nil)
 				putNode(n.IBlock(), tc.depth, 4, tc.root)
 				// A walk that changes nothing visits every path.
-				x, err := r.c.openExtHandle(12, append(ondisk.Inode(nil), n...))
+				x, err := OpenExtent(r.fsys, 12, append(ondisk.Inode(nil), n...))
 				if err != nil {
 					done <- ""
 					return
 				}
 				visits := 0
-				_, err = x.iterate(0, func(*uint64, int64) int { visits++; return 0 })
+				_, err = x.Iterate(0, func(*uint64, int64) int { visits++; return 0 })
 				t.Logf("walk: %d visits, %v", visits, err)
-				if x, err = r.c.openExtHandle(12, n); err != nil {
+				if x, err = OpenExtent(r.fsys, 12, n); err != nil {
 					done <- err.Error()
 					return
 				}
-				next := r.c.fs.BlocksCount * 3 / 4
-				x.alloc = func(uint64) (uint64, bool) {
-					if next >= r.c.fs.BlocksCount {
-						return 0, false
-					}
-					next++
-					return next - 1, true
-				}
-				x.free = func(uint64) {}
+				x.SetAllocator(counterAlloc(r.f))
 				for _, l := range []uint64{0, 1, 5, 21, 45, 101, 7, 1 << 31} {
-					x.setBmap(l, b+1000+l%1000, false)
-					x.setBmap(l+1, 0, false)
-					x.setBmap(l+2, b+2000+l%1000, true)
+					x.SetBmap(l, b+1000+l%1000, false)
+					x.SetBmap(l+1, 0, false)
+					x.SetBmap(l+2, b+2000+l%1000, true)
 				}
 				k := uint64(0)
-				x.iterate(0, func(blk *uint64, blockcnt int64) int {
+				x.Iterate(0, func(blk *uint64, blockcnt int64) int {
 					k++
 					if k%3 == 0 {
 						*blk = 0
 					} else {
 						*blk = b + 3000 + k%500
 					}
-					return iterChanged
+					return BlockChanged
 				})
 				done <- ""
 			}()

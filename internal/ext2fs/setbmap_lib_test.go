@@ -1,18 +1,18 @@
 //go:build libext2fs
 
-package check
+package ext2fs
 
 // A differential test of set_bmap against the real library: the same
 // random sequence of ext2fs_extent_set_bmap calls (map holes, often next
 // to a mapped neighbour so that extents merge; unmap; remap; some
 // uninitialised) is applied to one file by a small C program linked with
-// libext2fs and by the handle of extent_setbmap.go, and the trees must
+// libext2fs and by the handle of setbmap.go, and the trees must
 // come out the same: every call's success, debugfs' extent listing, the
 // inode's block count and the bytes of every tree block. It needs a C
 // compiler and libext2fs's headers (libext2fs-dev), so it only builds
 // with the libext2fs tag:
 //
-//	go test -tags libext2fs ./internal/check -run TestSetBmapAgainstLibext2fs
+//	go test -tags libext2fs ./internal/ext2fs -run TestSetBmapAgainstLibext2fs
 
 import (
 	"bytes"
@@ -25,13 +25,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"gofsck/internal/bitmap"
 	"gofsck/internal/blockdev"
-	"gofsck/internal/ext2fs"
+	"gofsck/internal/freefrag"
 	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
-	"gofsck/internal/problem"
 	"gofsck/internal/testfs"
 )
 
@@ -250,9 +249,10 @@ func TestSetBmapAgainstLibext2fs(t *testing.T) {
 	}
 }
 
-// checkerRW opens img read-write (writes go straight to the file) with a
-// repairing Checker.
-func checkerRW(t *testing.T, img string) *Checker {
+// openRW opens img read-write (writes go straight to the file) as the
+// library's filesystem, allocating as the library does without e2fsck's
+// callbacks (diskAlloc).
+func openRW(t *testing.T, img string) *Filsys {
 	t.Helper()
 	file, err := blockdev.Open(img, false, false)
 	if err != nil {
@@ -263,17 +263,65 @@ func checkerRW(t *testing.T, img string) *Checker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(f, problem.NewReporter(&bytes.Buffer{}, problem.Options{Mode: problem.ModeYes, Device: "test"}), Options{Now: time.Unix(1700000000, 0)})
+	bm, err := freefrag.ReadBlockBitmap(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Filsys{FS: f, IO: devIO{t, f}, Alloc: &diskAlloc{f: f, bm: bm}}
+}
+
+// diskAlloc is ext2fs_new_block3 over fs->block_map (ext2fs_read_block_bitmap's
+// bitmap) with the bitmap half of ext2fs_block_alloc_stats2: the first
+// free cluster at or after the goal's (goal 0 or past the end: the first
+// data block), wrapping once. The trees compared do not depend on the
+// group counts, which it leaves alone.
+type diskAlloc struct {
+	f  *fs.FS
+	bm *bitmap.Bitmap
+}
+
+func (a *diskAlloc) AllocBlock(goal uint64) (uint64, bool) {
+	f := a.f
+	if goal == 0 || goal >= f.BlocksCount {
+		goal = f.FirstDataBlock
+	}
+	first := f.ClusterOf(f.FirstDataBlock)
+	last := f.ClusterOf(f.BlocksCount - 1)
+	g := f.ClusterOf(goal)
+	cl := a.bm.NextClear(g)
+	if cl > last {
+		if goal == f.FirstDataBlock {
+			return 0, false
+		}
+		if cl = a.bm.NextClear(first); cl >= g {
+			return 0, false
+		}
+	}
+	a.bm.Set(cl)
+	return cl << f.ClusterBits, true
+}
+
+func (a *diskAlloc) FreeBlock(blk uint64) {
+	if blk >= a.f.FirstDataBlock && blk < a.f.BlocksCount {
+		a.bm.Clear(a.f.ClusterOf(blk))
+	}
+}
+
+// readInode reads inode ino of fsys.
+func readInode(t *testing.T, fsys *Filsys, ino uint32) ondisk.Inode {
+	t.Helper()
+	f := fsys.FS
+	n := make(ondisk.Inode, f.InodeSize)
+	if err := f.ReadInode(ino, n, make([]byte, f.BlockSize)); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // libMapping is the file's mapping, read with the handle.
 func libMapping(t *testing.T, img string, ino uint32) map[uint64]uint64 {
-	c := checkerRW(t, img)
-	n := make(ondisk.Inode, c.fs.InodeSize)
-	if err := c.fs.ReadInode(ino, n, make([]byte, c.fs.BlockSize)); err != nil {
-		t.Fatal(err)
-	}
-	x, err := c.openExtHandle(ino, n)
+	fsys := openRW(t, img)
+	x, err := OpenExtent(fsys, ino, readInode(t, fsys, ino))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,21 +332,14 @@ func libMapping(t *testing.T, img string, ino uint32) map[uint64]uint64 {
 // blocks in the on-disk bitmap as the library does without e2fsck's
 // callbacks, and returns each call's error.
 func goSetBmap(t *testing.T, img string, ino uint32, ops []setBmapOp) []error {
-	c := checkerRW(t, img)
-	d := c.loadBitmaps()
-	n := make(ondisk.Inode, c.fs.InodeSize)
-	if err := c.fs.ReadInode(ino, n, make([]byte, c.fs.BlockSize)); err != nil {
-		t.Fatal(err)
-	}
-	x, err := c.openExtHandle(ino, n)
+	fsys := openRW(t, img)
+	x, err := OpenExtent(fsys, ino, readInode(t, fsys, ino))
 	if err != nil {
 		t.Fatal(err)
 	}
-	x.alloc = func(goal uint64) (uint64, bool) { return c.earlyAllocBlock(goal, d) }
-	x.free = func(b uint64) { c.orphanFreeBlock(b, d) }
 	errs := make([]error, len(ops))
 	for i, o := range ops {
-		errs[i] = x.setBmap(o.l, o.p, o.uninit)
+		errs[i] = x.SetBmap(o.l, o.p, o.uninit)
 	}
 	return errs
 }
@@ -367,27 +408,20 @@ func TestBlockIterateAgainstLibext2fs(t *testing.T) {
 			next := uint64(64<<20) / uint64(tc.bs) / 2
 			flags, cflags := 0, 0
 			if tc.depth {
-				flags, cflags = iterFlagDepth, 2 // BLOCK_FLAG_DEPTH_TRAVERSE
+				flags, cflags = BlockFlagDepthTraverse, 2 // BLOCK_FLAG_DEPTH_TRAVERSE
 			}
 			limg, gimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
 			out, err := exec.Command(bin, limg, fmt.Sprint(ino), fmt.Sprint(next), fmt.Sprint(tc.seed), fmt.Sprint(cflags)).Output()
 			if err != nil {
 				t.Fatalf("harness: %v", err)
 			}
-			c := checkerRW(t, gimg)
-			d := c.loadBitmaps()
-			n := make(ondisk.Inode, c.fs.InodeSize)
-			if err := c.fs.ReadInode(ino, n, make([]byte, c.fs.BlockSize)); err != nil {
-				t.Fatal(err)
-			}
-			x, err := c.openExtHandle(ino, n)
+			fsys := openRW(t, gimg)
+			x, err := OpenExtent(fsys, ino, readInode(t, fsys, ino))
 			if err != nil {
 				t.Fatal(err)
 			}
-			x.alloc = func(goal uint64) (uint64, bool) { return c.earlyAllocBlock(goal, d) }
-			x.free = func(b uint64) { c.orphanFreeBlock(b, d) }
 			var got strings.Builder
-			_, ierr := x.iterate(flags, func(blk *uint64, cnt int64) int {
+			_, ierr := x.Iterate(flags, func(blk *uint64, cnt int64) int {
 				fmt.Fprintf(&got, "%d %d\n", cnt, *blk)
 				if cnt < 0 {
 					return 0
@@ -396,10 +430,10 @@ func TestBlockIterateAgainstLibext2fs(t *testing.T) {
 				case 0:
 					*blk = next
 					next++
-					return iterChanged
+					return BlockChanged
 				case 1:
 					*blk = 0
-					return iterChanged
+					return BlockChanged
 				}
 				return 0
 			})

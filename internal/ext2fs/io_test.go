@@ -1,0 +1,56 @@
+package ext2fs
+
+import (
+	"testing"
+
+	"gofsck/internal/fs"
+	"gofsck/internal/ondisk"
+)
+
+// devIO is the Writer of the tests: reads through f, writes straight to
+// f's device, as a repairing e2fsck writes through its io channel.
+type devIO struct {
+	t *testing.T
+	f *fs.FS
+}
+
+var _ Writer = devIO{}
+
+func (w devIO) ReadBlock(blk uint64, buf []byte) error { return w.f.ReadBlock(blk, buf) }
+
+func (w devIO) WriteBlock(blk uint64, data []byte) {
+	if _, err := w.f.Dev.WriteAt(data[:w.f.BlockSize], int64(blk)<<w.f.BlockBits); err != nil {
+		w.t.Errorf("writing block %d: %v", blk, err)
+	}
+}
+
+func (w devIO) WriteInode(ino uint32, n ondisk.Inode) {
+	blk, off, ok := w.f.InodeLoc(ino)
+	if !ok {
+		w.t.Errorf("inode %d has no location", ino)
+		return
+	}
+	if w.f.MetadataCsum {
+		n.SetChecksum(w.f.CsumSeed, ino)
+	}
+	if _, err := w.f.Dev.WriteAt(n[:w.f.InodeSize], int64(blk)<<w.f.BlockBits+int64(off)); err != nil {
+		w.t.Errorf("writing inode %d: %v", ino, err)
+	}
+}
+
+// counterAlloc hands out the blocks of the upper quarter of f in order,
+// ignoring the goal, and frees nothing: a tree's shape then depends only
+// on the handle.
+func counterAlloc(f *fs.FS) Allocator {
+	next := f.BlocksCount * 3 / 4
+	return AllocFuncs{
+		Alloc: func(uint64) (uint64, bool) {
+			if next >= f.BlocksCount {
+				return 0, false
+			}
+			next++
+			return next - 1, true
+		},
+		Free: func(uint64) {},
+	}
+}
