@@ -286,7 +286,7 @@ func (c *Checker) rewriteExtents(ino uint32, n ondisk.Inode, list []extSeg, free
 			l := min(s.len, max)
 			ext.Len = uint32(l)
 			ext.Flags &= ext2fs.ExtentFlagUninit
-			if err := x.InsertAfter(ext); err != nil {
+			if err := x.Insert(ext, true); err != nil {
 				return err
 			}
 			if err := x.FixParents(); err != nil {

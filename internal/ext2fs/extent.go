@@ -525,7 +525,7 @@ func (x *ExtentHandle) split(expandAllowed bool) error {
 		ext.Lblk = newStart
 		ext.Pblk = newBlk
 		ext.Len = newLen
-		if err := x.InsertAfter(ext); err != nil {
+		if err := x.Insert(ext, true); err != nil {
 			return err
 		}
 	}
@@ -534,44 +534,6 @@ func (x *ExtentHandle) split(expandAllowed bool) error {
 	}
 	x.addIBlocks(1)
 	x.fsys.IO.WriteInode(x.ino, x.n)
-	return nil
-}
-
-// InsertAfter is ext2fs_extent_insert(EXT2_EXTENT_INSERT_AFTER) as
-// node splits and pass 1E's rebuild use it: ext goes after the current
-// entry (first in an empty node), the node split first when full. Unlike
-// Insert it neither checks the room left nor takes the entry out again
-// when the replace fails, which the trees it builds never meet.
-func (x *ExtentHandle) InsertAfter(ext Extent) error {
-	p := &x.path[x.level]
-	if p.entries >= p.maxEntries {
-		if err := x.split(true); err != nil {
-			return err
-		}
-		p = &x.path[x.level]
-	}
-	ix := 0
-	if p.curr >= 0 {
-		ix = p.curr + 1
-		p.left--
-	} else {
-		p.left = -1
-	}
-	p.curr = ix
-	if p.left >= 0 {
-		start := ondisk.ExtentHeaderSize + ix*extEntrySize
-		end := start + (p.left+1)*extEntrySize
-		if end+extEntrySize <= len(p.buf) {
-			copy(p.buf[start+extEntrySize:end+extEntrySize], p.buf[start:end])
-		}
-	}
-	p.left++
-	p.entries++
-	setExtEntries(p.buf, p.entries)
-	if err := x.Replace(ext); err != nil {
-		return err
-	}
-	x.updatePath()
 	return nil
 }
 
