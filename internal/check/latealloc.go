@@ -1,5 +1,7 @@
 package check
 
+import "gofsck/internal/ext2fs"
+
 // Block allocation after pass 5 (the quota files' rewrite, e2fsck's main
 // after the passes). Pass 5 has released e2fsck's block found map by then,
 // so the library allocates from fs->block_map, the bitmap pass 5 left (the
@@ -18,21 +20,9 @@ func (c *Checker) lateAllocBlock(goal uint64) (uint64, bool) {
 		return 0, false
 	}
 	f := c.fs
-	if goal == 0 || goal >= f.BlocksCount {
-		goal = f.FirstDataBlock
-	}
-	first := f.ClusterOf(f.FirstDataBlock)
-	last := f.ClusterOf(f.BlocksCount - 1)
-	g := f.ClusterOf(goal)
-	cl := d.blocks.NextClear(g)
-	if cl > last {
-		if goal == f.FirstDataBlock {
-			return 0, false
-		}
-		cl = d.blocks.NextClear(first)
-		if cl >= g {
-			return 0, false
-		}
+	cl, ok := ext2fs.NewCluster(f, d.blocks, goal, nil)
+	if !ok {
+		return 0, false
 	}
 	d.blocks.Set(cl)
 	c.repair.bitmapsDirty = true

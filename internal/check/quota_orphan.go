@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"gofsck/internal/bitmap"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 	"gofsck/internal/quota"
@@ -95,7 +96,7 @@ func (c *Checker) orphanQuotaEnd(d *diskBitmaps) {
 // then ext2fs_block_alloc_stats2(+1), recorded for pass 5.
 func (c *Checker) earlyAllocBlock(goal uint64, d *diskBitmaps) (uint64, bool) {
 	f := c.fs
-	cl, ok := firstFreeCluster(c, d.blocks, goal, nil)
+	cl, ok := ext2fs.NewCluster(c.fs, d.blocks, goal, nil)
 	if !ok {
 		return 0, false
 	}
@@ -104,36 +105,6 @@ func (c *Checker) earlyAllocBlock(goal uint64, d *diskBitmaps) (uint64, bool) {
 	blk := cl << f.ClusterBits
 	c.groupStatsBlock(blk, 1)
 	return blk, true
-}
-
-// firstFreeCluster is ext2fs_new_block3's search: the first cluster at or
-// after goal's (goal 0 or past the end: the first data block) that is
-// clear in m and not taken, wrapping around once.
-func firstFreeCluster(c *Checker, m *bitmap.Bitmap, goal uint64, taken map[uint64]bool) (uint64, bool) {
-	f := c.fs
-	if goal == 0 || goal >= f.BlocksCount {
-		goal = f.FirstDataBlock
-	}
-	first := f.ClusterOf(f.FirstDataBlock)
-	last := f.ClusterOf(f.BlocksCount - 1)
-	next := func(from uint64) uint64 {
-		cl := m.NextClear(from)
-		for cl < m.Len() && taken[cl] {
-			cl = m.NextClear(cl + 1)
-		}
-		return cl
-	}
-	g := f.ClusterOf(goal)
-	cl := next(g)
-	if cl > last {
-		if goal == f.FirstDataBlock {
-			return 0, false
-		}
-		if cl = next(first); cl >= g {
-			return 0, false
-		}
-	}
-	return cl, true
 }
 
 // quotaFits is the dry run of a planned rewrite over bitmap m.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gofsck/internal/bitmap"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 	"gofsck/internal/quota"
@@ -176,11 +177,14 @@ type dryAlloc struct {
 	freed  []uint64 // sorted
 }
 
+// isTaken reports a cluster the dry run has allocated already.
+func (d *dryAlloc) isTaken(cl uint64) bool { return d.taken[cl] }
+
 func (d *dryAlloc) alloc(goal uint64) (uint64, bool) {
 	// The old file's clusters count as free: allocate one of them when it
 	// comes before the bitmap's first free cluster.
 	f := d.c.fs
-	cl, ok := firstFreeCluster(d.c, d.blocks, goal, d.taken)
+	cl, ok := ext2fs.NewCluster(f, d.blocks, goal, d.isTaken)
 	g := f.ClusterOf(goal)
 	if goal == 0 || goal >= f.BlocksCount {
 		g = f.ClusterOf(f.FirstDataBlock)

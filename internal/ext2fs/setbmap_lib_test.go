@@ -270,10 +270,9 @@ func openRW(t *testing.T, img string) *Filsys {
 	return &Filsys{FS: f, IO: devIO{t, f}, Alloc: &diskAlloc{f: f, bm: bm}}
 }
 
-// diskAlloc is ext2fs_new_block3 over fs->block_map (ext2fs_read_block_bitmap's
-// bitmap) with the bitmap half of ext2fs_block_alloc_stats2: the first
-// free cluster at or after the goal's (goal 0 or past the end: the first
-// data block), wrapping once. The trees compared do not depend on the
+// diskAlloc is ext2fs_new_block3 over fs->block_map (the bitmap
+// ext2fs_read_block_bitmap reads) with the bitmap half of
+// ext2fs_block_alloc_stats2. The trees compared do not depend on the
 // group counts, which it leaves alone.
 type diskAlloc struct {
 	f  *fs.FS
@@ -281,24 +280,12 @@ type diskAlloc struct {
 }
 
 func (a *diskAlloc) AllocBlock(goal uint64) (uint64, bool) {
-	f := a.f
-	if goal == 0 || goal >= f.BlocksCount {
-		goal = f.FirstDataBlock
-	}
-	first := f.ClusterOf(f.FirstDataBlock)
-	last := f.ClusterOf(f.BlocksCount - 1)
-	g := f.ClusterOf(goal)
-	cl := a.bm.NextClear(g)
-	if cl > last {
-		if goal == f.FirstDataBlock {
-			return 0, false
-		}
-		if cl = a.bm.NextClear(first); cl >= g {
-			return 0, false
-		}
+	cl, ok := NewCluster(a.f, a.bm, goal, nil)
+	if !ok {
+		return 0, false
 	}
 	a.bm.Set(cl)
-	return cl << f.ClusterBits, true
+	return cl << a.f.ClusterBits, true
 }
 
 func (a *diskAlloc) FreeBlock(blk uint64) {
