@@ -176,17 +176,25 @@ func randomSetBmapOps(r *rand.Rand, m map[uint64]uint64, maxL, next uint64, n in
 	return ops
 }
 
-func TestSetBmapAgainstLibext2fs(t *testing.T) {
-	testfs.RequireE2fsprogs(t)
+// buildHarness compiles a C harness against libext2fs and returns the
+// program's path.
+func buildHarness(t *testing.T, code string) string {
+	t.Helper()
 	dir := t.TempDir()
-	src := filepath.Join(dir, "h.c")
-	bin := filepath.Join(dir, "h")
-	if err := os.WriteFile(src, []byte(libHarness), 0o644); err != nil {
+	src := filepath.Join(dir, "harness.c")
+	bin := filepath.Join(dir, "harness")
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("cc", "-o", bin, src, "-lext2fs", "-lcom_err").CombinedOutput(); err != nil {
 		t.Fatalf("building the libext2fs harness (needs cc and libext2fs-dev): %v\n%s", err, out)
 	}
+	return bin
+}
+
+func TestSetBmapAgainstLibext2fs(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	bin := buildHarness(t, libHarness)
 	cases := []struct {
 		bs, chunks int64
 		ops        int
@@ -371,15 +379,7 @@ func treeDump(t *testing.T, img string, ino uint32, bs int64) treeState {
 // BLOCK_FLAG_DEPTH_TRAVERSE.
 func TestBlockIterateAgainstLibext2fs(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "i.c")
-	bin := filepath.Join(dir, "i")
-	if err := os.WriteFile(src, []byte(libIterHarness), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("cc", "-o", bin, src, "-lext2fs", "-lcom_err").CombinedOutput(); err != nil {
-		t.Fatalf("building the libext2fs harness (needs cc and libext2fs-dev): %v\n%s", err, out)
-	}
+	bin := buildHarness(t, libIterHarness)
 	for _, tc := range []struct {
 		bs, chunks int64
 		seed       uint64
