@@ -11,7 +11,7 @@ import (
 )
 
 // Repairs that change one block's mapping in an extent tree
-// (ext2fs_extent_set_bmap, internal/check/extent_setbmap.go) where the
+// (ext2fs_extent_set_bmap, internal/ext2fs/setbmap.go) where the
 // change needs more room than the node has: a new extent cut out of
 // another, a full root moved down into a new leaf, a full leaf split.
 // Each case wants e2fsck -fy's transcript, exit code and bytes

@@ -187,7 +187,7 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 }
 
 // iterateBadBlocksHandle walks an extent-mapped inode 1 with the
-// library's extent iterator (extent_setbmap.go), index entries before
+// library's extent iterator (ext2fs.ExtentHandle.Iterate), index entries before
 // their subtrees, and returns its error message, "" if none (a root that
 // does not verify is no error: the handle cannot be opened; a child node
 // that cannot be read, does not verify or fails its checksum ends the

@@ -345,7 +345,7 @@ func (cs *cloneState) indirect(b uint64, level int, base int64) (uint64, bool) {
 }
 
 // extentTree clones the shared blocks of an extent-mapped inode n as the
-// library's block iterator does (extent_setbmap.go): a cloned tree block
+// library's block iterator does (ext2fs.ExtentHandle.Iterate): a cloned tree block
 // replaces its index entry before its subtree is walked, a cloned data
 // block is remapped by ext2fs_extent_set_bmap, which cuts extents and
 // splits or grows nodes as needed and writes what it changes (the inode

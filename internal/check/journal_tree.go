@@ -15,7 +15,7 @@ import (
 // last one through the extent handle, which splits full nodes: the tree
 // blocks come from e2fsck's allocator, here the bitmaps pass 5 left (its
 // found map is gone by then), each zeroed and counted as it is taken. The
-// handle is pass1e_handle.go's. Before a restart (journal_restart.go) the
+// handle is ext2fs.ExtentHandle. Before a restart (journal_restart.go) the
 // free runs and tree blocks come from pass 1's found map instead, which
 // the claims mark too (e2fsck's alloc-stats callbacks), while the stats
 // go to the bitmaps read from the disk. On bigalloc (at the end of the

@@ -86,7 +86,7 @@ func (c *Checker) recreateOrphanFile() {
 // file's indirect block is allocated before the block it maps); then the
 // inode as ext2fs_write_new_inode writes it. An extent-mapped file's
 // blocks are mapped one by one by ext2fs_extent_set_bmap
-// (extent_setbmap.go), which grows the tree when the inode's four
+// (ext2fs.ExtentHandle.SetBmap), which grows the tree when the inode's four
 // extents do not hold them. Maps the library would grow beyond a single
 // indirect block, and bigalloc, stop the run as unsupported.
 func (c *Checker) createOrphanFile(ino uint32, num uint64) bool {

@@ -278,7 +278,7 @@ func (r *orphanRelease) indirect(blk uint64, level int, cnt *int64) (uint64, boo
 
 // extents releases the blocks of an extent-mapped inode: all of them when
 // it is deleted. A truncation walks the tree with the library's iterator
-// (BLOCK_FLAG_DEPTH_TRAVERSE, extent_setbmap.go): each released block is
+// (BLOCK_FLAG_DEPTH_TRAVERSE, ext2fs.ExtentHandle.Iterate): each released block is
 // unmapped by ext2fs_extent_set_bmap, which shortens, cuts or removes its
 // extent, frees a leaf it empties and splits a full node for a cut (the
 // new block allocated from the on-disk bitmap, as the library allocates

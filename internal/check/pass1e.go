@@ -13,7 +13,7 @@ import (
 // deep, are rebuilt (e2fsck's e2fsck_should_rebuild_extents and
 // rebuild_extents): the tree's index blocks are freed, its extents
 // collected (merged where they continue each other) and inserted again
-// into an empty root with the library's handle (pass1e_handle.go), which
+// into an empty root with the library's handle (ext2fs.ExtentHandle), which
 // allocates new tree blocks from the block found map as the library
 // does for e2fsck.
 
