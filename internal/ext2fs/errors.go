@@ -101,6 +101,10 @@ const (
 	ErrDirCsumInvalid Errcode = "Directory block checksum does not match directory block"
 	// ErrExtAttrCsumInvalid is EXT2_ET_EXT_ATTR_CSUM_INVALID.
 	ErrExtAttrCsumInvalid Errcode = "Extended attribute block checksum does not match block"
+	// ErrROBlockIterate is EXT2_ET_RO_BLOCK_ITERATE.
+	ErrROBlockIterate Errcode = "Attempt to modify a block mapping via a read-only block iterator"
+	// ErrFileTooBig is EXT2_ET_FILE_TOO_BIG.
+	ErrFileTooBig Errcode = "Ext2 file too big"
 	// ErrInlineDataCantIterate is EXT2_ET_INLINE_DATA_CANT_ITERATE.
 	ErrInlineDataCantIterate Errcode = "Cannot iterate data blocks of an inode containing inline data"
 	// ErrBadEAHeader is EXT2_ET_BAD_EA_HEADER.

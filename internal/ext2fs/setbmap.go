@@ -22,13 +22,6 @@ import "gofsck/internal/ondisk"
 // quirks (the next extent is read before the current one is changed, a
 // visited range is skipped by its block count).
 
-// Block-iterator result bits (BLOCK_CHANGED, BLOCK_ABORT, BLOCK_ERROR).
-const (
-	BlockChanged = 1 << iota
-	BlockAbort
-	BlockError
-)
-
 // extStepBudget bounds the moves of one walk over a hostile tree (index
 // nodes shared by several parents make a tree of many paths).
 const extStepBudget = 1 << 22
@@ -421,20 +414,13 @@ func (x *ExtentHandle) SetBmap(l, phys uint64, uninit bool) (err error) {
 // (-1 for a tree block); it may change *blk and returns iterator bits.
 type ExtentVisit func(blk *uint64, blockcnt int64) int
 
-// Flags of the block iterator (BLOCK_FLAG_APPEND,
-// BLOCK_FLAG_DEPTH_TRAVERSE).
-const (
-	BlockFlagAppend = 1 << iota
-	BlockFlagDepthTraverse
-)
-
 // Iterate is the extent part of ext2fs_block_iterate3 over the handle's
 // inode. With BlockFlagAppend, after the last extent the visitor is
 // offered block 0 at the next block counts for as long as it maps one;
 // with BlockFlagDepthTraverse an index entry is offered after its subtree instead
 // of before. It returns the visitors' bits with BlockError and the
 // library's error (nil if none).
-func (x *ExtentHandle) Iterate(flags int, visit ExtentVisit) (int, error) {
+func (x *ExtentHandle) Iterate(flags BlockFlags, visit ExtentVisit) (int, error) {
 	appendBlocks := flags&BlockFlagAppend != 0
 	depthFirst := flags&BlockFlagDepthTraverse != 0
 	ret := 0

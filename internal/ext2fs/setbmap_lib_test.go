@@ -376,39 +376,44 @@ func treeDump(t *testing.T, img string, ino uint32, bs int64) treeState {
 // visitor remapping or unmapping blocks by a shared rule: the blocks
 // offered (in order, with their counts), the iterator's error and the
 // resulting trees must be the same, with and without
-// BLOCK_FLAG_DEPTH_TRAVERSE.
+// BLOCK_FLAG_DEPTH_TRAVERSE. The block-mapped cases do the same with
+// BlockIter over an ext2 file with indirect, doubly and triply indirect
+// blocks, under each of the library's flags; the resulting images must
+// be the same bytes.
 func TestBlockIterateAgainstLibext2fs(t *testing.T) {
 	testfs.RequireE2fsprogs(t)
 	bin := buildHarness(t, libIterHarness)
 	for _, tc := range []struct {
 		bs, chunks int64
 		seed       uint64
-		depth      bool
+		flags      BlockFlags // the same values as the library's
+		blockMap   bool
 	}{
-		{1024, 3, 1, false}, {1024, 84, 2, false}, {1024, 250, 3, false}, {4096, 400, 4, false},
-		{1024, 250, 5, true}, {1024, 84, 6, true},
+		{1024, 3, 1, 0, false}, {1024, 84, 2, 0, false}, {1024, 250, 3, 0, false}, {4096, 400, 4, 0, false},
+		{1024, 250, 5, BlockFlagDepthTraverse, false}, {1024, 84, 6, BlockFlagDepthTraverse, false},
+		{1024, 80, 7, 0, true}, {1024, 80, 8, BlockFlagDepthTraverse, true}, {1024, 80, 9, BlockFlagDataOnly, true},
+		{1024, 30, 10, BlockFlagAppend, true}, {4096, 3000, 11, 0, true},
 	} {
-		t.Run(fmt.Sprintf("bs%d-chunks%d-seed%d-depth%v", tc.bs, tc.chunks, tc.seed, tc.depth), func(t *testing.T) {
-			img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 64 << 20, BlockSize: int(tc.bs),
-				Populate: func(tr *testfs.Tree) { tr.Sparse("a/big", tc.chunks*8*tc.bs, 3*tc.bs, 8*tc.bs) }})
+		t.Run(fmt.Sprintf("bs%d-chunks%d-seed%d-flags%d-map%v", tc.bs, tc.chunks, tc.seed, tc.flags, tc.blockMap), func(t *testing.T) {
+			spec := testfs.Spec{FSType: "ext4", Size: 64 << 20, BlockSize: int(tc.bs),
+				Populate: func(tr *testfs.Tree) { tr.Sparse("a/big", tc.chunks*8*tc.bs, 3*tc.bs, 8*tc.bs) }}
+			if tc.blockMap {
+				// One block every 128 blocks: a TIND tree with 1 KiB
+				// blocks.
+				spec.FSType = "ext2"
+				spec.Populate = func(tr *testfs.Tree) { tr.Sparse("a/big", tc.chunks*128*1024, tc.bs, 128*1024) }
+			}
+			img := testfs.MkImage(t, spec)
 			ino := testfs.Ino(t, img, "/a/big")
 			next := uint64(64<<20) / uint64(tc.bs) / 2
-			flags, cflags := 0, 0
-			if tc.depth {
-				flags, cflags = BlockFlagDepthTraverse, 2 // BLOCK_FLAG_DEPTH_TRAVERSE
-			}
 			limg, gimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
-			out, err := exec.Command(bin, limg, fmt.Sprint(ino), fmt.Sprint(next), fmt.Sprint(tc.seed), fmt.Sprint(cflags)).Output()
+			out, err := exec.Command(bin, limg, fmt.Sprint(ino), fmt.Sprint(next), fmt.Sprint(tc.seed), fmt.Sprint(int(tc.flags))).Output()
 			if err != nil {
 				t.Fatalf("harness: %v", err)
 			}
 			fsys := openRW(t, gimg)
-			x, err := OpenExtent(fsys, ino, readInode(t, fsys, ino))
-			if err != nil {
-				t.Fatal(err)
-			}
 			var got strings.Builder
-			_, ierr := x.Iterate(flags, func(blk *uint64, cnt int64) int {
+			visit := func(blk *uint64, cnt int64) int {
 				fmt.Fprintf(&got, "%d %d\n", cnt, *blk)
 				if cnt < 0 {
 					return 0
@@ -423,7 +428,23 @@ func TestBlockIterateAgainstLibext2fs(t *testing.T) {
 					return BlockChanged
 				}
 				return 0
-			})
+			}
+			var ierr error
+			if tc.blockMap {
+				n := readInode(t, fsys, ino)
+				it := &BlockIter{FS: fsys.FS, IO: fsys.IO, Flags: tc.flags}
+				var changed bool
+				changed, ierr = it.Iterate(n, func(blk *uint64, cnt int64, _ uint64, _ int) int { return visit(blk, cnt) })
+				if changed {
+					fsys.IO.WriteInode(ino, n)
+				}
+			} else {
+				x, err := OpenExtent(fsys, ino, readInode(t, fsys, ino))
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, ierr = x.Iterate(tc.flags, visit)
+			}
 			code := "0"
 			if ierr != nil {
 				code = ierr.Error()
@@ -436,8 +457,19 @@ func TestBlockIterateAgainstLibext2fs(t *testing.T) {
 			if wi < 0 || hi < 0 || want[:wi] != have[:hi] || (want[wi+1:] == "end 0") != (have[hi+1:] == "end 0") {
 				t.Fatalf("visits differ:\n--- library\n%s\n--- gofsck\n%s", tail(want), tail(have))
 			}
-			if strings.Count(want, "\n") < int(2*tc.chunks) {
+			if min := 2 * tc.chunks; strings.Count(want, "\n") < int(min) && (!tc.blockMap || strings.Count(want, "\n") < int(tc.chunks)) {
 				t.Fatalf("only %d visits", strings.Count(want, "\n"))
+			}
+			if tc.blockMap {
+				lb, _ := os.ReadFile(limg)
+				gb, _ := os.ReadFile(gimg)
+				if lt, gt := testfs.Stat(t, limg, "/a/big"), testfs.Stat(t, gimg, "/a/big"); lt != gt {
+					t.Fatalf("maps differ:\n--- library\n%s--- gofsck\n%s", lt, gt)
+				}
+				if !bytes.Equal(lb, gb) {
+					t.Fatal("images differ")
+				}
+				return
 			}
 			lt, gt := treeDump(t, limg, ino, tc.bs), treeDump(t, gimg, ino, tc.bs)
 			if lt.listing != gt.listing || lt.stat != gt.stat || !bytes.Equal(lt.nodes, gt.nodes) {
