@@ -2,6 +2,7 @@ package check
 
 import (
 	"gofsck/internal/ext2fs"
+	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 )
 
@@ -56,4 +57,26 @@ func (c *Checker) libfs() *ext2fs.Filsys {
 // n) with the allocator of the passes.
 func (c *Checker) openExtHandle(ino uint32, n ondisk.Inode) (*ext2fs.ExtentHandle, error) {
 	return ext2fs.OpenExtent(c.libfs(), ino, n)
+}
+
+// zeroedReads is a read-only walk's BlockIO: a mapping block that cannot
+// be read is taken as zeros, so that it maps nothing.
+type zeroedReads struct{ f *fs.FS }
+
+func (r zeroedReads) ReadBlock(blk uint64, buf []byte) error {
+	if r.f.ReadBlock(blk, buf) != nil {
+		clear(buf)
+	}
+	return nil
+}
+
+// WriteBlock is never called: the walks given zeroedReads are read-only.
+func (zeroedReads) WriteBlock(uint64, []byte) {}
+
+// blockIter is the scratch's block-map iterator, set up for one walk
+// through io with flags.
+func (s *inodeScratch) blockIter(c *Checker, io ext2fs.BlockIO, flags ext2fs.BlockFlags) *ext2fs.BlockIter {
+	it := &s.biter
+	it.FS, it.IO, it.Flags, it.Prefetch = c.fs, io, flags, nil
+	return it
 }

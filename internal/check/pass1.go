@@ -30,6 +30,7 @@ type inodeScratch struct {
 	blk    []byte // one block
 	blk2   []byte // one block (extent/indirect levels use their own slices)
 	levels [][]byte
+	biter  ext2fs.BlockIter // block-map walks
 	walk   blockWalk
 	xscan  extentScan
 	root   ondisk.DxRootInfo // the htree root handleHtree read last

@@ -142,6 +142,10 @@ type BlockIter struct {
 	bcount  int64
 	errcode error
 	bufs    [4][]byte // one mapping block per level, 1..3
+	// ptrs[level] is the pointer a walk of that level is given (0: a
+	// data pointer), what the callback's *blk points to: held here, the
+	// walk allocates nothing.
+	ptrs [4]uint64
 }
 
 // Iterate walks n's block map, calling fn for each pointer. n's i_block
@@ -159,12 +163,12 @@ func (it *BlockIter) Iterate(n ondisk.Inode, fn BlockFunc) (changed bool, err er
 	it.bcount, it.errcode = 0, nil
 	ret := 0
 	for i := 0; i < ondisk.NDirBlocks; i, it.bcount = i+1, it.bcount+1 {
-		b := uint64(n.Block(i))
-		if b == 0 && it.Flags&BlockFlagAppend == 0 {
+		b := &it.ptrs[0]
+		if *b = uint64(n.Block(i)); *b == 0 && it.Flags&BlockFlagAppend == 0 {
 			continue
 		}
-		ret |= fn(&b, it.bcount, 0, i)
-		n.SetBlock(i, uint32(b))
+		ret |= fn(b, it.bcount, 0, i)
+		n.SetBlock(i, uint32(*b))
 		if ret&BlockAbort != 0 {
 			return it.done(ret)
 		}
@@ -175,13 +179,13 @@ func (it *BlockIter) Iterate(n ondisk.Inode, fn BlockFunc) (changed bool, err er
 	per := int64(it.FS.BlockSize / 4)
 	for level := 1; level <= 3; level++ {
 		slot := ondisk.IndBlock - 1 + level
-		b := uint64(n.Block(slot))
-		if b == 0 && it.Flags&BlockFlagAppend == 0 {
+		b := &it.ptrs[level]
+		if *b = uint64(n.Block(slot)); *b == 0 && it.Flags&BlockFlagAppend == 0 {
 			it.bcount += span(per, level)
 			continue
 		}
-		r := it.walk(&b, level, 0, slot, fn)
-		n.SetBlock(slot, uint32(b))
+		r := it.walk(b, level, 0, slot, fn)
+		n.SetBlock(slot, uint32(*b))
 		ret |= r
 		if ret&BlockAbort != 0 || (r&BlockError != 0 && it.Flags&BlockFlagStopOnError != 0) {
 			break
@@ -256,12 +260,13 @@ func (it *BlockIter) walk(blk *uint64, level int, refBlk uint64, refOffset int, 
 	changed := 0
 	offset := 0
 	appendAll := it.Flags&BlockFlagAppend != 0
+	c := &it.ptrs[level-1]
 	for i := int64(0); i < per; i++ {
-		c := uint64(buf.Ptr(int(i)))
+		*c = uint64(buf.Ptr(int(i)))
 		if level == 1 {
-			if c != 0 || appendAll {
-				r := fn(&c, it.bcount, *blk, offset)
-				buf.SetPtr(int(i), uint32(c))
+			if *c != 0 || appendAll {
+				r := fn(c, it.bcount, *blk, offset)
+				buf.SetPtr(int(i), uint32(*c))
 				changed |= r
 				if r&BlockAbort != 0 {
 					ret |= BlockAbort
@@ -272,12 +277,12 @@ func (it *BlockIter) walk(blk *uint64, level int, refBlk uint64, refOffset int, 
 			offset += 4
 			continue
 		}
-		if c == 0 && !appendAll {
+		if *c == 0 && !appendAll {
 			it.bcount += span(per, level-1)
 			continue
 		}
-		r := it.walk(&c, level-1, *blk, offset, fn)
-		buf.SetPtr(int(i), uint32(c))
+		r := it.walk(c, level-1, *blk, offset, fn)
+		buf.SetPtr(int(i), uint32(*c))
 		changed |= r
 		if r&(BlockAbort|BlockError) != 0 {
 			ret |= r & (BlockAbort | BlockError)
