@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
@@ -32,10 +31,6 @@ type blockWalk struct {
 	// when both are set.
 	iterErr    string
 	iterFailed bool
-	// bcount is the iterator's logical block counter (ctx->bcount). It
-	// does not advance past an indirect block that failed, so the blocks
-	// mapped after one are numbered as the library numbers them.
-	bcount int64
 	// setZero and changed are processBlock's answer for the pointer it
 	// was given: clear it in the iterator's copy, and write that copy
 	// (the library's BLOCK_CHANGED).
@@ -244,132 +239,60 @@ func (c *Checker) inlineBlocks(w *blockWalk) {
 	}
 }
 
-// mappedBlocks walks a block-mapped inode (direct, indirect, double and
-// triple indirect) as the library's block iterator does
-// (ext2fs_block_iterate3): an indirect block is visited before the blocks
-// it maps; a failed indirect block at the top level leaves the others to
-// be walked, but inside a double or triple indirect block it ends the
-// walk of that block.
+// mappedBlocks walks a block-mapped inode with the library's block
+// iterator, as check_blocks does (BLOCK_FLAG_HOLE for a directory, whose
+// unmapped block 0 is still listed); a pointer processBlock clears is
+// written back with the block holding it (BLOCK_CHANGED), or only in the
+// iterator's copy.
 func (c *Checker) mappedBlocks(s *inodeScratch, w *blockWalk) {
-	n := w.n
-	changed := false // a pointer in i_block was cleared (BLOCK_CHANGED)
-	defer func() {
-		if changed {
-			// The library writes its copy of the inode; e2fsck rereads it.
-			c.putInode(w.ino, n)
+	var flags ext2fs.BlockFlags
+	if w.isDir {
+		flags = ext2fs.BlockFlagHole
+	}
+	s.io = pass1IO{c, s}
+	it := s.blockIter(c, &s.io, flags)
+	if c.opt.PrefetchBytes > 0 {
+		// The children of a doubly or triply indirect block are read
+		// one after another below it: hint them all at once.
+		if s.prefetch == nil {
+			f := c.fs
+			s.prefetch = func(b uint64) { f.Prefetch(b, 1) }
 		}
-	}()
-	for i := 0; i < 12; i++ {
-		c.processBlock(w, uint64(n.Block(i)), int64(i), 0)
+		it.Prefetch = s.prefetch
+	}
+	changed, err := it.Iterate(w.n, func(blk *uint64, blockcnt int64, ref uint64, _ int) int {
+		c.processBlock(w, *blk, blockcnt, ref)
+		r := 0
 		if w.setZero {
-			setIBlock(n, i, 0)
-			changed = changed || w.changed
+			*blk = 0
+		}
+		if w.changed {
+			r |= ext2fs.BlockChanged
 		}
 		if w.clear {
-			return
+			r |= ext2fs.BlockAbort
 		}
-	}
-	w.bcount = 12
-	for level := 1; level <= 3; level++ {
-		blk := uint64(n.Block(11 + level))
-		if blk == 0 {
-			w.bcount += c.indirectSpan(level)
-			continue
-		}
-		zero, ch, _ := c.walkIndirect(s, w, blk, level, -int64(level), 0)
-		if zero {
-			setIBlock(n, 11+level, 0)
-		}
-		changed = changed || ch
-		if w.clear {
-			return
-		}
-	}
-}
-
-// indirectSpan is the number of logical blocks an indirect block of the
-// given level maps.
-func (c *Checker) indirectSpan(level int) int64 {
-	per := int64(c.fs.BlockSize / 4)
-	span := int64(1)
-	for k := 0; k < level; k++ {
-		span *= per
-	}
-	return span
-}
-
-// walkIndirect is block_iterate_ind, _dind or _tind (level 1, 2, 3) for
-// the indirect block blk; metaCount is the BLOCK_COUNT_* value (-1, -2,
-// -3) reported for the block itself, ref the block holding the pointer.
-// It returns whether the pointer is to be cleared in its parent and
-// whether that change is to be written (BLOCK_CHANGED), and failed for
-// BLOCK_ERROR. Cleared pointers inside the block are written back with
-// it.
-func (c *Checker) walkIndirect(s *inodeScratch, w *blockWalk, blk uint64, level int, metaCount int64, ref uint64) (zero, changed, failed bool) {
-	f := c.fs
-	c.processBlock(w, blk, metaCount, ref)
-	zero, changed = w.setZero, w.changed
-	if zero || w.clear {
-		w.bcount += c.indirectSpan(level)
-		return
-	}
-	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
-		w.iterErr, w.iterFailed = string(ext2fs.BadMapBlock(level)), true
-		return zero, changed, true
-	}
-	buf := s.levels[level]
-	if err := c.readBlockIO(s, blk, buf); err != nil {
+		return r
+	})
+	if err != nil {
 		w.iterErr, w.iterFailed = ioErrorText(err), true
-		return zero, changed, true
 	}
-	w.iterErr = ""
-	perBlock := int64(f.BlockSize / 4)
-	if level > 1 && c.opt.PrefetchBytes > 0 {
-		// The children are indirect blocks, read one after another
-		// below: hint them all now.
-		for i := int64(0); i < perBlock; i++ {
-			if child := uint64(binary.LittleEndian.Uint32(buf[4*i:])); child != 0 {
-				f.Prefetch(child, 1)
-			}
-		}
+	if changed {
+		// The library writes its copy of the inode; e2fsck rereads it.
+		c.putInode(w.ino, w.n)
 	}
-	dirty := false
-	for i := int64(0); i < perBlock; i++ {
-		child := uint64(binary.LittleEndian.Uint32(buf[4*i:]))
-		if level == 1 {
-			if child != 0 {
-				c.processBlock(w, child, w.bcount, blk)
-				if w.setZero {
-					binary.LittleEndian.PutUint32(buf[4*i:], 0)
-				}
-				dirty = dirty || w.changed
-				if w.clear {
-					break
-				}
-			}
-			w.bcount++
-			continue
-		}
-		if child == 0 {
-			w.bcount += c.indirectSpan(level - 1)
-			continue
-		}
-		z, ch, bad := c.walkIndirect(s, w, child, level-1, metaCount+1, blk)
-		if z {
-			binary.LittleEndian.PutUint32(buf[4*i:], 0)
-		}
-		dirty = dirty || ch
-		if w.clear || bad {
-			failed = bad
-			break
-		}
-	}
-	if dirty {
-		c.writeBlockUncounted(blk, buf)
-		w.iterErr = "" // ext2fs_write_ind_block's result
-	}
-	return zero, changed, failed
 }
+
+// pass1IO is check_blocks' BlockIO: mapping blocks read through the
+// pass's read-error handler, written back uncounted.
+type pass1IO struct {
+	c *Checker
+	s *inodeScratch
+}
+
+func (p *pass1IO) ReadBlock(blk uint64, buf []byte) error { return p.c.readBlockIO(p.s, blk, buf) }
+
+func (p *pass1IO) WriteBlock(blk uint64, data []byte) { p.c.writeBlockUncounted(blk, data) }
 
 // processBlock is e2fsck's process_block for one pointer. It returns true
 // when the block was accepted (and, for an indirect block, should be

@@ -31,9 +31,12 @@ type inodeScratch struct {
 	blk2   []byte // one block (extent/indirect levels use their own slices)
 	levels [][]byte
 	biter  ext2fs.BlockIter // block-map walks
-	walk   blockWalk
-	xscan  extentScan
-	root   ondisk.DxRootInfo // the htree root handleHtree read last
+	io     pass1IO          // check_blocks' reads and writes for biter
+	// prefetch is biter's Prefetch for check_blocks (made once).
+	prefetch func(uint64)
+	walk     blockWalk
+	xscan    extentScan
+	root     ondisk.DxRootInfo // the htree root handleHtree read last
 	// csumBad has bit k set when inode k of the current inode-table
 	// block fails its checksum (computed once per block).
 	csumBad [8]uint64
