@@ -188,58 +188,21 @@ func (c *Checker) orphanBlocks(ino uint32, n ondisk.Inode, holes bool, fn func(l
 		}
 		return fn(end, 0)
 	}
-	lblk := int64(0)
-	for i := 0; i < 12; i, lblk = i+1, lblk+1 {
-		if b := n.Block(i); b != 0 || holes {
-			if err := fn(lblk, uint64(b)); err != nil {
-				return err
-			}
+	flags := ext2fs.BlockFlagDataOnly | ext2fs.BlockFlagStopOnError
+	if holes {
+		flags |= ext2fs.BlockFlagHole
+	}
+	it := &ext2fs.BlockIter{FS: c.fs, IO: libIO{c}, Flags: flags}
+	var fnErr error
+	if _, err := it.Iterate(n, func(blk *uint64, lblk int64, _ uint64, _ int) int {
+		if fnErr = fn(lblk, *blk); fnErr != nil {
+			return ext2fs.BlockAbort
 		}
-	}
-	for level := 1; level <= 3; level++ {
-		if err := c.orphanIndirect(uint64(n.Block(11+level)), level, &lblk, holes, fn); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// orphanIndirect walks an indirect block of the given level (1 single, 2
-// double, 3 triple), advancing *lblk over the blocks it covers.
-func (c *Checker) orphanIndirect(blk uint64, level int, lblk *int64, holes bool, fn func(int64, uint64) error) error {
-	f := c.fs
-	per := int64(f.BlockSize / 4)
-	span := int64(1)
-	for i := 1; i < level; i++ {
-		span *= per
-	}
-	if blk == 0 {
-		*lblk += span * per
-		return nil
-	}
-	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
+		return 0
+	}); err != nil {
 		return errOrphanMap
 	}
-	buf := make([]byte, f.BlockSize)
-	if f.ReadBlock(blk, buf) != nil {
-		return errOrphanMap
-	}
-	for i := int64(0); i < per; i++ {
-		b := uint64(binary.LittleEndian.Uint32(buf[4*i:]))
-		if level > 1 {
-			if err := c.orphanIndirect(b, level-1, lblk, holes, fn); err != nil {
-				return err
-			}
-			continue
-		}
-		if b != 0 || holes {
-			if err := fn(*lblk, b); err != nil {
-				return err
-			}
-		}
-		*lblk++
-	}
-	return nil
+	return fnErr
 }
 
 // orphanExtentNode walks an extent tree node; depth is the depth expected

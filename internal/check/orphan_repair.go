@@ -204,77 +204,36 @@ func (c *Checker) releaseInodeBlocks(ino uint32, n ondisk.Inode, d *diskBitmaps,
 
 // blockMap walks i_block as ext2fs_block_iterate3 with
 // BLOCK_FLAG_DEPTH_TRAVERSE: data blocks in order, each indirect block
-// after the blocks it maps.
+// after the blocks it maps, released pointers written back. A mapping
+// block out of range or unreadable (EXT2_ET_BAD_IND_BLOCK and the like)
+// ends the release as unsupported.
 func (r *orphanRelease) blockMap(n ondisk.Inode) {
-	ib := n.IBlock()
-	cnt := int64(0)
-	for i := 0; i < 12 && !r.abort && r.err == nil; i++ {
-		if b := uint64(binary.LittleEndian.Uint32(ib[4*i:])); b != 0 {
-			if nb, changed := r.block(b, cnt); changed {
-				binary.LittleEndian.PutUint32(ib[4*i:], uint32(nb))
-			}
+	c := r.c
+	it := &ext2fs.BlockIter{FS: c.fs, IO: orphanIO{c},
+		Flags: ext2fs.BlockFlagDepthTraverse | ext2fs.BlockFlagStopOnError}
+	_, err := it.Iterate(n, func(blk *uint64, cnt int64, _ uint64, _ int) int {
+		ret := 0
+		if nb, changed := r.block(*blk, cnt); changed {
+			*blk = nb
+			ret |= ext2fs.BlockChanged
 		}
-		cnt++
-	}
-	for lvl := 1; lvl <= 3 && !r.abort && r.err == nil; lvl++ {
-		off := 4 * (11 + lvl)
-		b := uint64(binary.LittleEndian.Uint32(ib[off:]))
-		if nb, changed := r.indirect(b, lvl, &cnt); changed {
-			binary.LittleEndian.PutUint32(ib[off:], uint32(nb))
+		if r.abort || r.err != nil {
+			ret |= ext2fs.BlockAbort
 		}
+		return ret
+	})
+	if err != nil && r.err == nil {
+		r.err = errOrphanUnsupported
 	}
 }
 
-// indirect walks a mapping block of the given level and returns its new
-// number (0 when it was released).
-func (r *orphanRelease) indirect(blk uint64, level int, cnt *int64) (uint64, bool) {
-	c := r.c
-	f := c.fs
-	per := int64(f.BlockSize / 4)
-	span := per
-	for i := 1; i < level; i++ {
-		span *= per
-	}
-	if blk == 0 {
-		*cnt += span
-		return 0, false
-	}
-	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
-		// EXT2_ET_BAD_IND_BLOCK from the iterator.
-		r.err = errOrphanUnsupported
-		return blk, false
-	}
-	buf := make([]byte, f.BlockSize)
-	if err := f.ReadBlock(blk, buf); err != nil {
-		r.err = errOrphanUnsupported
-		return blk, false
-	}
-	changed := false
-	for i := int64(0); i < per && !r.abort && r.err == nil; i++ {
-		e := uint64(binary.LittleEndian.Uint32(buf[4*i:]))
-		if level == 1 {
-			if e != 0 {
-				if nb, ch := r.block(e, *cnt); ch {
-					binary.LittleEndian.PutUint32(buf[4*i:], uint32(nb))
-					changed = true
-				}
-			}
-			*cnt++
-			continue
-		}
-		if nb, ch := r.indirect(e, level-1, cnt); ch {
-			binary.LittleEndian.PutUint32(buf[4*i:], uint32(nb))
-			changed = true
-		}
-	}
-	if changed {
-		c.writeBlock(blk, buf)
-	}
-	if r.abort || r.err != nil {
-		return blk, false
-	}
-	return r.block(blk, -int64(level))
-}
+// orphanIO is the orphan release's BlockIO: reads from the filesystem,
+// writes through the repair path.
+type orphanIO struct{ c *Checker }
+
+func (o orphanIO) ReadBlock(blk uint64, buf []byte) error { return o.c.fs.ReadBlock(blk, buf) }
+
+func (o orphanIO) WriteBlock(blk uint64, data []byte) { o.c.writeBlock(blk, data) }
 
 // extents releases the blocks of an extent-mapped inode: all of them when
 // it is deleted. A truncation walks the tree with the library's iterator

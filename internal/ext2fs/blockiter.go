@@ -32,8 +32,9 @@ const (
 	BlockFlagNoLarge BlockFlags = 0x10
 
 	// BlockFlagStopOnError is gofsck's, not the library's: the first
-	// BLOCK_ERROR (a mapping block out of range or unreadable) ends the
-	// whole walk, where the library goes on with the next top-level
+	// BLOCK_ERROR (a mapping block out of range or unreadable) is also a
+	// BLOCK_ABORT, ending the whole walk with no post-order callback for
+	// the blocks above it, where the library goes on with the next
 	// pointer. For callers that give up on a block map they cannot
 	// follow.
 	BlockFlagStopOnError BlockFlags = 0x10000
@@ -184,10 +185,9 @@ func (it *BlockIter) Iterate(n ondisk.Inode, fn BlockFunc) (changed bool, err er
 			it.bcount += span(per, level)
 			continue
 		}
-		r := it.walk(b, level, 0, slot, fn)
+		ret |= it.walk(b, level, 0, slot, fn)
 		n.SetBlock(slot, uint32(*b))
-		ret |= r
-		if ret&BlockAbort != 0 || (r&BlockError != 0 && it.Flags&BlockFlagStopOnError != 0) {
+		if ret&BlockAbort != 0 {
 			break
 		}
 	}
@@ -211,6 +211,15 @@ func (it *BlockIter) roViolation(ret int) (_ int, bad bool) {
 		return ret | BlockAbort | BlockError, true
 	}
 	return ret, false
+}
+
+// failed adds BlockError to ret for a failed mapping block, and
+// BlockAbort under BlockFlagStopOnError.
+func (it *BlockIter) failed(ret int) int {
+	if it.Flags&BlockFlagStopOnError != 0 {
+		return ret | BlockError | BlockAbort
+	}
+	return ret | BlockError
 }
 
 // span is the number of logical blocks a mapping block of the level maps.
@@ -241,14 +250,14 @@ func (it *BlockIter) walk(blk *uint64, level int, refBlk uint64, refOffset int, 
 	}
 	if *blk >= f.BlocksCount || *blk < f.FirstDataBlock {
 		it.errcode = BadMapBlock(level)
-		return ret | BlockError
+		return it.failed(ret)
 	}
 	if it.bufs[level] == nil {
 		it.bufs[level] = make([]byte, f.BlockSize)
 	}
 	buf := ondisk.MapBlock(it.bufs[level])
 	if it.errcode = it.IO.ReadBlock(*blk, buf); it.errcode != nil {
-		return ret | BlockError
+		return it.failed(ret)
 	}
 	if level > 1 && it.Prefetch != nil {
 		for i := int64(0); i < per; i++ {
@@ -286,6 +295,9 @@ func (it *BlockIter) walk(blk *uint64, level int, refBlk uint64, refOffset int, 
 		changed |= r
 		if r&(BlockAbort|BlockError) != 0 {
 			ret |= r & (BlockAbort | BlockError)
+			if r&BlockError != 0 {
+				ret = it.failed(ret)
+			}
 			break
 		}
 		offset += 4
