@@ -339,13 +339,7 @@ func (c *Checker) iterateBlocksErr(s *inodeScratch, ino uint32, n ondisk.Inode, 
 	// A mapping block that cannot be read maps nothing (zeroedReads);
 	// one out of range ends its parent's walk with the library's error.
 	it := s.blockIter(c, zeroedReads{f}, ext2fs.BlockFlagReadOnly)
-	if n.Flags()&ondisk.FlagInlineData != 0 {
-		// Walked as a block map all the same (the library refuses it;
-		// this walk always has): a copy without the flag.
-		n = append(ondisk.Inode(nil), n...)
-		n.SetFlags(n.Flags() &^ ondisk.FlagInlineData)
-	}
-	_, err := it.Iterate(n, func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
+	_, err := it.Iterate(asBlockMap(n), func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
 		visit(*blk, blockcnt)
 		return 0
 	})

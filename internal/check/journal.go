@@ -453,43 +453,18 @@ func (w *jwalk) visit(blk uint64, cnt int64) {
 	}
 }
 
-// blockMap walks i_block as direct, IND, DIND and TIND pointers.
+// blockMap walks i_block with the library's iterator and
+// BLOCK_FLAG_HOLE, so that a zero pointer is visited (and ends the walk);
+// a mapping block that cannot be read ends it too.
 func (w *jwalk) blockMap(n ondisk.Inode) {
-	cnt := int64(0)
-	for i := 0; i < 12 && !w.done; i++ {
-		w.visit(uint64(n.Block(i)), cnt)
-		cnt++
-	}
-	buf := make([][]byte, 3)
-	for lvl := 1; lvl <= 3 && !w.done; lvl++ {
-		w.indirect(uint64(n.Block(11+lvl)), lvl, &cnt, buf)
-	}
-}
-
-// indirect walks a mapping block of the given level (1 = IND).
-func (w *jwalk) indirect(blk uint64, level int, cnt *int64, bufs [][]byte) {
-	w.visit(blk, -1)
-	if w.done {
-		return
-	}
-	f := w.c.fs
-	if bufs[level-1] == nil {
-		bufs[level-1] = make([]byte, f.BlockSize)
-	}
-	buf := bufs[level-1]
-	if err := f.ReadBlock(blk, buf); err != nil {
-		w.done = true
-		return
-	}
-	for i := 0; i < f.BlockSize/4 && !w.done; i++ {
-		child := uint64(binary.LittleEndian.Uint32(buf[4*i:]))
-		if level == 1 {
-			w.visit(child, *cnt)
-			*cnt++
-			continue
+	it := &ext2fs.BlockIter{FS: w.c.fs, IO: libIO{w.c}, Flags: ext2fs.BlockFlagHole | ext2fs.BlockFlagStopOnError}
+	it.Iterate(asBlockMap(n), func(blk *uint64, cnt int64, _ uint64, _ int) int {
+		w.visit(*blk, cnt)
+		if w.done {
+			return ext2fs.BlockAbort
 		}
-		w.indirect(child, level-1, cnt, bufs)
-	}
+		return 0
+	})
 }
 
 // extents walks the extent tree in the order ext2fs_extent_get(NEXT)

@@ -80,3 +80,16 @@ func (s *inodeScratch) blockIter(c *Checker, io ext2fs.BlockIO, flags ext2fs.Blo
 	it.FS, it.IO, it.Flags, it.Prefetch = c.fs, io, flags, nil
 	return it
 }
+
+// asBlockMap is n for a walk that reads i_block as a block map whatever
+// its flags say, as the checker's read-only walks always have: with
+// INLINE_DATA_FL set (which the library's iterator refuses) a copy
+// without it.
+func asBlockMap(n ondisk.Inode) ondisk.Inode {
+	if n.Flags()&ondisk.FlagInlineData == 0 {
+		return n
+	}
+	m := append(ondisk.Inode(nil), n...)
+	m.SetFlags(m.Flags() &^ ondisk.FlagInlineData)
+	return m
+}
