@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
@@ -36,11 +35,7 @@ type cloneState struct {
 	orig       ondisk.Inode   // the inode before cloning (bigalloc only)
 	dirBlocks  map[uint32]int // logical block -> index in c.dblist
 	err        string         // an allocation or read failure (clone_struct's errcode)
-	iterErr    string         // the block iteration failed (remapping an extent)
-	// badInd is set when a mapping block is out of range: the library's
-	// iterator ends the walk of the blocks that map it (the top level
-	// goes on with the next one), with iterErr its error.
-	badInd bool
+	iterErr    string         // the block iteration failed
 }
 
 // decrementBadcount is e2fsck's decrement_badcount: a cluster with one
@@ -263,85 +258,28 @@ func (c *Checker) cloneFile(di *dupInode, inodes map[uint32]*dupInode, clusters 
 	return ""
 }
 
-// blockMap clones the shared blocks of a block-mapped inode, updating
-// i_block in n; it reports whether n changed.
+// blockMap clones the shared blocks of a block-mapped inode with the
+// library's iterator (pre-order: a cloned mapping block is then read
+// from its new place), updating i_block in n; it reports whether n
+// changed. A mapping block that cannot be read maps nothing.
 func (cs *cloneState) blockMap(n ondisk.Inode) bool {
-	f := cs.c.fs
-	ib := n.IBlock()
-	changed := false
-	for i := 0; i < 12; i++ {
-		if nb, ch := cs.block(uint64(leU32(ib[4*i:])), int64(i)); ch {
-			binary.LittleEndian.PutUint32(ib[4*i:], uint32(nb))
-			changed = true
+	it := &ext2fs.BlockIter{FS: cs.c.fs, IO: zeroedReads{cs.c}}
+	changed, err := it.Iterate(n, func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
+		nb, ch := cs.block(*blk, blockcnt)
+		r := 0
+		if ch {
+			*blk = nb
+			r = ext2fs.BlockChanged
 		}
-	}
-	per := int64(f.BlockSize / 4)
-	base := int64(12)
-	span := int64(1)
-	for level := 1; level <= 3; level++ {
-		span *= per
-		slot := ib[4*(11+level):]
-		if b := uint64(leU32(slot)); b != 0 {
-			if nb, ch := cs.indirect(b, level, base); ch {
-				binary.LittleEndian.PutUint32(slot, uint32(nb))
-				changed = true
-			}
-			cs.badInd = false
-		}
-		base += span
 		if cs.err != "" {
-			break
+			r |= ext2fs.BlockAbort
 		}
+		return r
+	})
+	if err != nil {
+		cs.iterErr = err.Error()
 	}
 	return changed
-}
-
-// indirect handles one indirect block of the given level mapping logical
-// blocks from base: the block itself first, then what it maps (read from
-// its new place when it was cloned); it returns the block's new number.
-func (cs *cloneState) indirect(b uint64, level int, base int64) (uint64, bool) {
-	c := cs.c
-	f := c.fs
-	nb, changed := cs.block(b, -int64(level))
-	if cs.err != "" {
-		return nb, changed
-	}
-	if nb < f.FirstDataBlock || nb >= f.BlocksCount {
-		cs.iterErr = string(ext2fs.BadMapBlock(level))
-		cs.badInd = true
-		return nb, changed
-	}
-	buf := make([]byte, f.BlockSize)
-	if f.ReadBlock(nb, buf) != nil {
-		return nb, changed
-	}
-	per := int64(f.BlockSize / 4)
-	span := int64(1)
-	for k := 1; k < level; k++ {
-		span *= per
-	}
-	dirty := false
-	for i := int64(0); i < per && cs.err == "" && !cs.badInd; i++ {
-		child := uint64(leU32(buf[4*i:]))
-		if child == 0 {
-			continue
-		}
-		var cb uint64
-		var ch bool
-		if level == 1 {
-			cb, ch = cs.block(child, base+i)
-		} else {
-			cb, ch = cs.indirect(child, level-1, base+i*span)
-		}
-		if ch {
-			binary.LittleEndian.PutUint32(buf[4*i:], uint32(cb))
-			dirty = true
-		}
-	}
-	if dirty {
-		c.writeBlock(nb, buf)
-	}
-	return nb, changed
 }
 
 // extentTree clones the shared blocks of an extent-mapped inode n as the

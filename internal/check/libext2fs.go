@@ -2,7 +2,6 @@ package check
 
 import (
 	"gofsck/internal/ext2fs"
-	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 )
 
@@ -59,19 +58,19 @@ func (c *Checker) openExtHandle(ino uint32, n ondisk.Inode) (*ext2fs.ExtentHandl
 	return ext2fs.OpenExtent(c.libfs(), ino, n)
 }
 
-// zeroedReads is a read-only walk's BlockIO: a mapping block that cannot
-// be read is taken as zeros, so that it maps nothing.
-type zeroedReads struct{ f *fs.FS }
+// zeroedReads is the BlockIO of pass 1B's walks: a mapping block that
+// cannot be read is taken as zeros, so that it maps nothing; a changed one
+// is written through the repair path.
+type zeroedReads struct{ c *Checker }
 
 func (r zeroedReads) ReadBlock(blk uint64, buf []byte) error {
-	if r.f.ReadBlock(blk, buf) != nil {
+	if r.c.fs.ReadBlock(blk, buf) != nil {
 		clear(buf)
 	}
 	return nil
 }
 
-// WriteBlock is never called: the walks given zeroedReads are read-only.
-func (zeroedReads) WriteBlock(uint64, []byte) {}
+func (r zeroedReads) WriteBlock(blk uint64, data []byte) { r.c.writeBlock(blk, data) }
 
 // blockIter is the scratch's block-map iterator, set up for one walk
 // through io with flags.
