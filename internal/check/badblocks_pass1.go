@@ -1,8 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
-
 	"gofsck/internal/bitmap"
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
@@ -55,135 +53,64 @@ func (c *Checker) badBlocksInBadBlocks(n ondisk.Inode) bool {
 // it returns whether to clear the pointer and whether to stop.
 type bbVisit func(b uint64, blockcnt int64) (clear, abort bool)
 
-// Iterator result flags (the library's BLOCK_CHANGED, BLOCK_ABORT,
-// BLOCK_ERROR).
-const (
-	bbChanged = 1 << iota
-	bbAbort
-	bbError
-)
-
 // iterateBadBlocksInode walks inode 1's block map (indirect-mapped; the
-// caller checks) and returns the iterator's error message, "" if none.
-// With write, cleared pointers are written back (mapping blocks as the
-// iterator writes them, the inode through putInode). Block counts run as
-// the library's counter does: a mapping block that is absent or cleared
-// skips what it would map, one that fails skips nothing, so the data
-// blocks after it are numbered as if it had mapped none.
-//
-// As in the library, an error is only reported when no mapping block was
-// read after it (the iterator's single error code is overwritten by each
-// successful read).
+// caller checks) with the library's iterator and returns its error
+// message, "" if none. With write, cleared pointers are written back
+// (mapping blocks as the iterator writes them, the inode through
+// putInode). At most bbVisitBudget pointers inside mapping blocks are
+// visited.
 func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisit) string {
-	f := c.fs
 	if n.Flags()&ondisk.FlagExtents != 0 {
 		return c.iterateBadBlocksHandle(n, nil, nil, visit)
 	}
-	per := int64(f.BlockSize / 4)
-	spans := [4]int64{1, per, per * per, per * per * per}
-	errMsg := ""
 	budget := bbVisitBudget
-	bcount := int64(0)
-	var bufs [4][]byte
-	var walk func(slot []byte, level int) int
-	walk = func(slot []byte, level int) int {
-		blk := uint64(binary.LittleEndian.Uint32(slot))
-		ret := 0
-		if clr, ab := visit(blk, -int64(level)); clr {
-			binary.LittleEndian.PutUint32(slot, 0)
-			blk, ret = 0, bbChanged
-		} else if ab {
-			ret |= bbAbort
-		}
-		if blk == 0 || ret&bbAbort != 0 {
-			bcount += spans[level]
-			return ret
-		}
-		if blk < f.FirstDataBlock || blk >= f.BlocksCount {
-			errMsg = string(ext2fs.BadMapBlock(level))
-			return ret | bbError
-		}
-		if bufs[level] == nil {
-			bufs[level] = make([]byte, f.BlockSize)
-		}
-		buf := bufs[level]
-		if f.ReadBlock(blk, buf) != nil {
-			errMsg = string(ext2fs.ErrShortRead)
-			return ret | bbError
-		}
-		// The library keeps one error code, which every mapping block
-		// read (and written) since overwrites: an error is only returned
-		// when nothing was read after it.
-		errMsg = ""
-		changed := false
-		for i := int64(0); i < per; i++ {
-			e := buf[4*i : 4*i+4]
-			if binary.LittleEndian.Uint32(e) == 0 {
-				bcount += spans[level-1]
-				continue
-			}
+	it := &ext2fs.BlockIter{FS: c.fs, IO: bbIO{c, write}}
+	changed, err := it.Iterate(n, func(blk *uint64, blockcnt int64, ref uint64, _ int) int {
+		if ref != 0 {
 			if budget--; budget < 0 {
-				ret |= bbAbort
-				break
-			}
-			if level == 1 {
-				clr, ab := visit(uint64(binary.LittleEndian.Uint32(e)), bcount)
-				if clr {
-					binary.LittleEndian.PutUint32(e, 0)
-					changed = true
-				}
-				if ab {
-					ret |= bbAbort
-					break
-				}
-				bcount++
-				continue
-			}
-			fl := walk(e, level-1)
-			changed = changed || fl&bbChanged != 0
-			if fl&(bbAbort|bbError) != 0 {
-				ret |= fl & (bbAbort | bbError)
-				break
+				return ext2fs.BlockAbort
 			}
 		}
-		if changed && write {
-			c.writeBlockUncounted(blk, buf)
+		ret := 0
+		clr, ab := visit(*blk, blockcnt)
+		if clr {
+			*blk, ret = 0, ext2fs.BlockChanged
+		}
+		if ab && (!clr || blockcnt >= 0) {
+			// A cleared mapping block is not descended into, and
+			// the walk goes on.
+			ret |= ext2fs.BlockAbort
 		}
 		return ret
-	}
-	ib := n.IBlock()
-	ret := 0
-	for i := 0; i < 12; i++ {
-		b := uint64(binary.LittleEndian.Uint32(ib[4*i:]))
-		if b == 0 {
-			continue
-		}
-		clr, ab := visit(b, int64(i))
-		if clr {
-			binary.LittleEndian.PutUint32(ib[4*i:], 0)
-			ret |= bbChanged
-		}
-		if ab {
-			ret |= bbAbort
-			break
-		}
-	}
-	bcount = 12
-	for level := 1; level <= 3 && ret&bbAbort == 0; level++ {
-		slot := ib[4*(11+level) : 4*(12+level)]
-		if binary.LittleEndian.Uint32(slot) == 0 {
-			bcount += spans[level]
-			continue
-		}
-		ret |= walk(slot, level)
-	}
-	if ret&bbChanged != 0 && write {
+	})
+	if changed && write {
 		c.putInode(ondisk.BadBlocksIno, n)
 	}
-	if ret&bbError != 0 {
-		return errMsg
+	if err != nil {
+		return err.Error()
 	}
 	return ""
+}
+
+// bbIO is the bad-block inode walk's BlockIO: any read failure is the
+// library's short read, and a changed mapping block is written only
+// with write.
+type bbIO struct {
+	c     *Checker
+	write bool
+}
+
+func (b bbIO) ReadBlock(blk uint64, buf []byte) error {
+	if b.c.fs.ReadBlock(blk, buf) != nil {
+		return ext2fs.ErrShortRead
+	}
+	return nil
+}
+
+func (b bbIO) WriteBlock(blk uint64, data []byte) {
+	if b.write {
+		b.c.writeBlockUncounted(blk, data)
+	}
 }
 
 // iterateBadBlocksHandle walks an extent-mapped inode 1 with the
