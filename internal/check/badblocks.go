@@ -222,15 +222,23 @@ func (w *bbWalk) spend() bool {
 	return true
 }
 
-// readMap reads mapping block blk, reporting a failure as the library's
-// iterator does.
-func (w *bbWalk) readMap(blk uint64, what string) []byte {
-	buf := make([]byte, w.c.fs.BlockSize)
-	if err := w.c.fs.ReadBlock(blk, buf); err != nil {
+// iterate walks inode 1's block map with the library's iterator and
+// flags, visit called for each pointer as the iterator's callback. At
+// most the budget of pointers inside mapping blocks is visited; a
+// mapping block that cannot be read (what says when) ends the walk with
+// the error the command prints. It reports whether i_block changed.
+func (w *bbWalk) iterate(n ondisk.Inode, flags ext2fs.BlockFlags, what string, visit func(blk *uint64, blockcnt int64) int) bool {
+	it := &ext2fs.BlockIter{FS: w.c.fs, IO: libIO{w.c}, Flags: flags | ext2fs.BlockFlagStopOnError}
+	changed, err := it.Iterate(n, func(blk *uint64, blockcnt int64, ref uint64, _ int) int {
+		if ref != 0 && !w.spend() {
+			return ext2fs.BlockAbort
+		}
+		return visit(blk, blockcnt)
+	})
+	if err != nil && w.err == nil {
 		w.err = &BadBlocksError{Msg: fmt.Sprintf("%v %s", err, what)}
-		return nil
 	}
-	return buf
+	return changed
 }
 
 func (w *bbWalk) inRange(b uint64) bool {
@@ -241,64 +249,14 @@ func (w *bbWalk) inRange(b uint64) bool {
 // sanitize is check_bb_inode_blocks: every out-of-range pointer of inode
 // 1 is reported and cleared; a cleared mapping block is not descended.
 func (w *bbWalk) sanitize(n ondisk.Inode, out io.Writer) {
-	changed := false
-	check := func(b uint32) uint32 {
-		if b != 0 && !w.inRange(uint64(b)) {
-			fmt.Fprintf(out, "Warning: illegal block %d found in bad block inode.  Cleared.\n", b)
-			return 0
+	if w.iterate(n, 0, "while sanity checking the bad blocks inode", func(blk *uint64, _ int64) int {
+		if !w.inRange(*blk) {
+			fmt.Fprintf(out, "Warning: illegal block %d found in bad block inode.  Cleared.\n", *blk)
+			*blk = 0
+			return ext2fs.BlockChanged
 		}
-		return b
-	}
-	var walk func(blk uint32, level int) uint32
-	walk = func(blk uint32, level int) uint32 {
-		blk = check(blk)
-		if blk == 0 || w.err != nil {
-			return blk
-		}
-		buf := w.readMap(uint64(blk), "while sanity checking the bad blocks inode")
-		if buf == nil {
-			return blk
-		}
-		dirty := false
-		for i := 0; i+4 <= len(buf) && w.err == nil; i += 4 {
-			e := binary.LittleEndian.Uint32(buf[i:])
-			if e == 0 || !w.spend() {
-				continue
-			}
-			var ne uint32
-			if level == 1 {
-				ne = check(e)
-			} else {
-				ne = walk(e, level-1)
-			}
-			if ne != e {
-				binary.LittleEndian.PutUint32(buf[i:], ne)
-				dirty = true
-			}
-		}
-		if dirty {
-			w.c.writeBlockUncounted(uint64(blk), buf)
-		}
-		return blk
-	}
-	ib := n.IBlock()
-	for i := 0; i < 15 && w.err == nil; i++ {
-		e := binary.LittleEndian.Uint32(ib[4*i:])
-		if e == 0 {
-			continue
-		}
-		var ne uint32
-		if i < 12 {
-			ne = check(e)
-		} else {
-			ne = walk(e, i-11)
-		}
-		if ne != e {
-			binary.LittleEndian.PutUint32(ib[4*i:], ne)
-			changed = true
-		}
-	}
-	if changed {
+		return 0
+	}) {
 		w.c.writeInode(ondisk.BadBlocksIno, n)
 	}
 }
@@ -306,41 +264,16 @@ func (w *bbWalk) sanitize(n ondisk.Inode, out io.Writer) {
 // bbInodeList is ext2fs_read_bb_inode: the in-range data blocks of inode
 // 1, sorted and unique.
 func (c *Checker) bbInodeList(n ondisk.Inode, w *bbWalk, list *bbList) {
-	var walk func(blk uint64, level int)
-	walk = func(blk uint64, level int) {
-		if !w.inRange(blk) {
-			return
-		}
-		buf := w.readMap(blk, "while reading the bad blocks inode")
-		if buf == nil {
-			return
-		}
-		for i := 0; i+4 <= len(buf) && w.err == nil; i += 4 {
-			e := uint64(binary.LittleEndian.Uint32(buf[i:]))
-			if e == 0 || !w.spend() {
-				continue
-			}
-			if level == 1 {
-				if w.inRange(e) {
-					list.add(e)
-				}
-				continue
-			}
-			walk(e, level-1)
-		}
-	}
-	for i := 0; i < 15 && w.err == nil; i++ {
-		e := uint64(n.Block(i))
+	w.iterate(n, ext2fs.BlockFlagReadOnly, "while reading the bad blocks inode", func(blk *uint64, blockcnt int64) int {
 		switch {
-		case e == 0:
-		case i < 12:
-			if w.inRange(e) {
-				list.add(e)
-			}
-		default:
-			walk(e, i-11)
+		case !w.inRange(*blk) && blockcnt < 0:
+			*blk = 0 // not followed (the iterator's copy only)
+		case !w.inRange(*blk):
+		case blockcnt >= 0:
+			list.add(*blk)
 		}
-	}
+		return 0
+	})
 }
 
 // bbRebuild is the state of ext2fs_update_bb_inode.
@@ -410,53 +343,16 @@ func (c *Checker) rebuildBadBlocksInode(n ondisk.Inode, list []uint64, w *bbWalk
 // reuse.
 func (rb *bbRebuild) clear(n ondisk.Inode) {
 	w := rb.w
-	var walk func(blk uint64, level int)
-	walk = func(blk uint64, level int) {
-		buf := w.readMap(blk, "while updating bad block inode")
-		if buf == nil {
-			return
+	w.iterate(n, ext2fs.BlockFlagDepthTraverse, "while updating bad block inode", func(blk *uint64, blockcnt int64) int {
+		if blockcnt < 0 {
+			rb.ind = append(rb.ind, *blk)
 		}
-		dirty := false
-		for i := 0; i+4 <= len(buf) && w.err == nil; i += 4 {
-			e := uint64(binary.LittleEndian.Uint32(buf[i:]))
-			if e == 0 || !w.spend() {
-				continue
-			}
-			if level > 1 && w.inRange(e) {
-				walk(e, level-1)
-				if w.err != nil {
-					return
-				}
-				rb.ind = append(rb.ind, e)
-			}
-			if w.inRange(e) {
-				rb.stats(e, -1)
-			}
-			binary.LittleEndian.PutUint32(buf[i:], 0)
-			dirty = true
+		if w.inRange(*blk) {
+			rb.stats(*blk, -1)
 		}
-		if dirty {
-			w.c.writeBlockUncounted(blk, buf)
-		}
-	}
-	ib := n.IBlock()
-	for i := 0; i < 15 && w.err == nil; i++ {
-		e := uint64(binary.LittleEndian.Uint32(ib[4*i:]))
-		if e == 0 {
-			continue
-		}
-		if i >= 12 && w.inRange(e) {
-			walk(e, i-11)
-			if w.err != nil {
-				return
-			}
-			rb.ind = append(rb.ind, e)
-		}
-		if w.inRange(e) {
-			rb.stats(e, -1)
-		}
-		binary.LittleEndian.PutUint32(ib[4*i:], 0)
-	}
+		*blk = 0
+		return ext2fs.BlockChanged
+	})
 }
 
 // nextBad returns the next listed block, marked in use; false when the
