@@ -338,7 +338,7 @@ func (c *Checker) iterateBlocksErr(s *inodeScratch, ino uint32, n ondisk.Inode, 
 	}
 	// A mapping block that cannot be read maps nothing (zeroedReads);
 	// one out of range ends its parent's walk with the library's error.
-	it := s.blockIter(c, zeroedReads{c}, ext2fs.BlockFlagReadOnly)
+	it := s.blockIter(c, zeroedReads{c: c}, ext2fs.BlockFlagReadOnly)
 	_, err := it.Iterate(asBlockMap(n), func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
 		visit(*blk, blockcnt)
 		return 0

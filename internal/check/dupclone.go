@@ -263,7 +263,7 @@ func (c *Checker) cloneFile(di *dupInode, inodes map[uint32]*dupInode, clusters 
 // from its new place), updating i_block in n; it reports whether n
 // changed. A mapping block that cannot be read maps nothing.
 func (cs *cloneState) blockMap(n ondisk.Inode) bool {
-	it := &ext2fs.BlockIter{FS: cs.c.fs, IO: zeroedReads{cs.c}}
+	it := &ext2fs.BlockIter{FS: cs.c.fs, IO: zeroedReads{c: cs.c}}
 	changed, err := it.Iterate(n, func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
 		nb, ch := cs.block(*blk, blockcnt)
 		r := 0

@@ -58,14 +58,21 @@ func (c *Checker) openExtHandle(ino uint32, n ondisk.Inode) (*ext2fs.ExtentHandl
 	return ext2fs.OpenExtent(c.libfs(), ino, n)
 }
 
-// zeroedReads is the BlockIO of pass 1B's walks: a mapping block that
-// cannot be read is taken as zeros, so that it maps nothing; a changed one
-// is written through the repair path.
-type zeroedReads struct{ c *Checker }
+// zeroedReads is the BlockIO of pass 1B's walks and of pass 1E's: a
+// mapping block that cannot be read is taken as zeros, so that it maps
+// nothing (and, given failed, the short read is noted there); a changed
+// one is written through the repair path.
+type zeroedReads struct {
+	c      *Checker
+	failed *error
+}
 
 func (r zeroedReads) ReadBlock(blk uint64, buf []byte) error {
 	if r.c.fs.ReadBlock(blk, buf) != nil {
 		clear(buf)
+		if r.failed != nil {
+			*r.failed = ext2fs.ErrShortRead
+		}
 	}
 	return nil
 }

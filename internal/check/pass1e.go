@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 
 	"gofsck/internal/bitmap"
 	"gofsck/internal/ext2fs"
@@ -109,72 +108,37 @@ func (c *Checker) loadExtentList(ino uint32, n ondisk.Inode, list []extSeg) ([]e
 // loadBlockMap is find_blocks over ext2fs_block_iterate3: the mapped
 // blocks of a block-mapped inode as extents (a block continuing the last
 // extent extends it), and its indirect blocks freed and counted. An
-// indirect block outside the filesystem is skipped and makes the walk
-// fail at the end, as the library's iterator does.
+// indirect block outside the filesystem, or one that cannot be read, maps
+// nothing (its blocks keep their places in the count) and makes the walk
+// fail at the end with the last such error.
 func (c *Checker) loadBlockMap(n ondisk.Inode, list []extSeg) ([]extSeg, uint64, error) {
 	f := c.fs
 	var freed uint64
 	var err error
-	add := func(blk, lblk uint64) {
+	it := &ext2fs.BlockIter{FS: f, IO: zeroedReads{c: c, failed: &err}, Flags: ext2fs.BlockFlagReadOnly}
+	it.Iterate(n, func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
+		b := *blk
+		if blockcnt < 0 {
+			if b >= f.BlocksCount || b < f.FirstDataBlock {
+				err = ext2fs.ErrBadIndBlock
+				*blk = 0 // skipped, in the iterator's copy only
+				return 0
+			}
+			freed++
+			c.blockAllocStatsFree(b)
+			return 0
+		}
+		lblk := uint64(blockcnt)
 		if k := len(list); k > 0 {
 			last := &list[k-1]
-			if last.lblk+last.len == lblk && last.pblk+last.len == blk && last.len+1 < 1<<32 {
+			if last.lblk+last.len == lblk && last.pblk+last.len == b && last.len+1 < 1<<32 {
 				last.len++
-				return
+				return 0
 			}
 		}
-		list = append(list, extSeg{lblk: lblk, pblk: blk, len: 1})
-	}
-	per := uint64(f.BlockSize / 4)
-	var bufs [4][]byte // one indirect block per level
-	var walk func(blk uint64, level int, lblk uint64)
-	walk = func(blk uint64, level int, lblk uint64) {
-		if blk >= f.BlocksCount || blk < f.FirstDataBlock {
-			err = ext2fs.ErrBadIndBlock
-			return
-		}
-		freed++
-		c.blockAllocStatsFree(blk)
-		if bufs[level] == nil {
-			bufs[level] = make([]byte, f.BlockSize)
-		}
-		buf := bufs[level]
-		if f.ReadBlock(blk, buf) != nil {
-			err = ext2fs.ErrShortRead
-			return
-		}
-		span := uint64(1)
-		for i := 1; i < level; i++ {
-			span *= per
-		}
-		for i := uint64(0); i < per; i++ {
-			b := uint64(binary.LittleEndian.Uint32(buf[i*4:]))
-			if b == 0 {
-				continue
-			}
-			if level == 1 {
-				add(b, lblk+i)
-			} else {
-				walk(b, level-1, lblk+i*span)
-			}
-		}
-	}
-	for i := 0; i < 12; i++ {
-		if b := n.Block(i); b != 0 {
-			add(uint64(b), uint64(i))
-		}
-	}
-	start := uint64(12)
-	for level := 1; level <= 3; level++ {
-		if b := n.Block(11 + level); b != 0 {
-			walk(uint64(b), level, start)
-		}
-		span := uint64(1)
-		for i := 0; i < level; i++ {
-			span *= per
-		}
-		start += span
-	}
+		list = append(list, extSeg{lblk: lblk, pblk: b, len: 1})
+		return 0
+	})
 	return list, freed, err
 }
 
