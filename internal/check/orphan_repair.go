@@ -209,7 +209,7 @@ func (c *Checker) releaseInodeBlocks(ino uint32, n ondisk.Inode, d *diskBitmaps,
 // ends the release as unsupported.
 func (r *orphanRelease) blockMap(n ondisk.Inode) {
 	c := r.c
-	it := &ext2fs.BlockIter{FS: c.fs, IO: orphanIO{c},
+	it := &ext2fs.BlockIter{FS: c.fs, IO: repairIO{c},
 		Flags: ext2fs.BlockFlagDepthTraverse | ext2fs.BlockFlagStopOnError}
 	_, err := it.Iterate(n, func(blk *uint64, cnt int64, _ uint64, _ int) int {
 		ret := 0
@@ -227,13 +227,13 @@ func (r *orphanRelease) blockMap(n ondisk.Inode) {
 	}
 }
 
-// orphanIO is the orphan release's BlockIO: reads from the filesystem,
+// repairIO is a BlockIO for the repairs' walks: reads from the filesystem,
 // writes through the repair path.
-type orphanIO struct{ c *Checker }
+type repairIO struct{ c *Checker }
 
-func (o orphanIO) ReadBlock(blk uint64, buf []byte) error { return o.c.fs.ReadBlock(blk, buf) }
+func (o repairIO) ReadBlock(blk uint64, buf []byte) error { return o.c.fs.ReadBlock(blk, buf) }
 
-func (o orphanIO) WriteBlock(blk uint64, data []byte) { o.c.writeBlock(blk, data) }
+func (o repairIO) WriteBlock(blk uint64, data []byte) { o.c.writeBlock(blk, data) }
 
 // extents releases the blocks of an extent-mapped inode: all of them when
 // it is deleted. A truncation walks the tree with the library's iterator

@@ -656,71 +656,23 @@ func (c *Checker) expandDirTo(dir uint32, n ondisk.Inode, num int) error {
 	return nil
 }
 
-// expandMapped runs expand_dir_proc over a block-mapped inode with
-// BLOCK_FLAG_APPEND (direct, single and double indirect blocks).
+// expandMapped runs expand_dir_proc over a block-mapped inode with the
+// library's iterator and BLOCK_FLAG_APPEND: every slot is offered, a new
+// mapping block is read back (empty) and filled; the iterator's error is
+// ignored, as expand_directory ignores it.
 func (c *Checker) expandMapped(es *expandState, n ondisk.Inode) error {
-	f := c.fs
-	ib := n.IBlock()
-	for i := 0; i < 12; i++ {
-		b, ch, stop := es.proc(uint64(leU32(ib[4*i:])), int64(i))
+	it := &ext2fs.BlockIter{FS: c.fs, IO: repairIO{c}, Flags: ext2fs.BlockFlagAppend}
+	it.Iterate(n, func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
+		b, ch, stop := es.proc(*blk, blockcnt)
+		r := 0
 		if ch {
-			binary.LittleEndian.PutUint32(ib[4*i:], uint32(b))
+			*blk, r = b, ext2fs.BlockChanged
 		}
 		if stop {
-			return nil
+			r |= ext2fs.BlockAbort
 		}
-	}
-	per := int64(f.BlockSize / 4)
-	var ind func(slot []byte, level int, base int64) bool
-	ind = func(slot []byte, level int, base int64) bool {
-		b, ch, stop := es.proc(uint64(leU32(slot)), -int64(level))
-		if ch {
-			binary.LittleEndian.PutUint32(slot, uint32(b))
-		}
-		if stop || b == 0 || b >= f.BlocksCount {
-			return stop
-		}
-		buf := make([]byte, f.BlockSize)
-		if f.ReadBlock(b, buf) != nil {
-			return true
-		}
-		span := int64(1)
-		for k := 1; k < level; k++ {
-			span *= per
-		}
-		dirty := false
-		for i := int64(0); i < per; i++ {
-			s := buf[4*i : 4*i+4]
-			if level == 1 {
-				nb, ch, st := es.proc(uint64(leU32(s)), base+i)
-				if ch {
-					binary.LittleEndian.PutUint32(s, uint32(nb))
-					dirty = true
-				}
-				stop = st
-			} else {
-				old := leU32(s)
-				stop = ind(s, level-1, base+i*span)
-				dirty = dirty || leU32(s) != old
-			}
-			if stop {
-				break
-			}
-		}
-		if dirty {
-			c.writeBlock(b, buf)
-		}
-		return stop
-	}
-	base := int64(12)
-	span := int64(1)
-	for level := 1; level <= 3; level++ {
-		span *= per
-		if ind(ib[4*(11+level):4*(12+level)], level, base) {
-			return nil
-		}
-		base += span
-	}
+		return r
+	})
 	return nil
 }
 
