@@ -1,7 +1,6 @@
 package check
 
 import (
-
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"

@@ -99,3 +99,11 @@ func asBlockMap(n ondisk.Inode) ondisk.Inode {
 	m.SetFlags(m.Flags() &^ ondisk.FlagInlineData)
 	return m
 }
+
+var (
+	_ ext2fs.BlockIO = (*pass1IO)(nil)
+	_ ext2fs.BlockIO = zeroedReads{}
+	_ ext2fs.BlockIO = bbIO{}
+	_ ext2fs.BlockIO = repairIO{}
+	_ ext2fs.BlockIO = libIO{}
+)

@@ -1,7 +1,6 @@
 package check
 
 import (
-
 	"gofsck/internal/bitmap"
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"

@@ -79,6 +79,8 @@ type BlockIO interface {
 	WriteBlock(blk uint64, data []byte)
 }
 
+var _ BlockIO = Writer(nil)
+
 // BlockIter is ext2fs_block_iterate3 for block-mapped inodes: it walks
 // i_block's twelve direct pointers, then the indirect, doubly and triply
 // indirect trees, calling back with each pointer, in the library's
@@ -113,20 +115,52 @@ type BlockIO interface {
 // with ExtentHandle: Iterate reads i_block as a block map whatever
 // EXTENTS_FL says.
 //
-// The checker's walks that this one replaces differed only in what the
-// caller decides, now expressed as flags, the callback and the BlockIO:
+// The checker had this walk written out again in eleven places. What
+// each did its own way, and how it is said now (flags, callback, BlockIO):
 //
-//   - check_blocks (pass 1, process_block): pre-order, changed pointers
-//     written back, reads through the pass's I/O-error handler, prefetch
-//     of a doubly or triply indirect block's children (Prefetch).
-//   - pass 1B (process_pass1b_block): pre-order, read-only; a failed read
-//     maps nothing (the reader zeroes the block).
-//   - the orphan list's truncation (release_inode_block):
-//     BlockFlagDepthTraverse, changed pointers written, and any failure
-//     ends the walk (BlockFlagStopOnError).
-//   - the orphan inode's data (BlockFlagDataOnly, BlockFlagHole for the
-//     quota's holes) and the journal inode's map (BlockFlagHole, its
-//     callback aborting at the first unusable block).
+//   - check_blocks (pass 1, blocks.go, process_block): pre-order,
+//     BLOCK_FLAG_HOLE for a directory (its unmapped block 0 is listed);
+//     cleared pointers written back (BLOCK_CHANGED) or cleared in the copy
+//     only (a pointer in a metadata block); reads through the pass's
+//     read-error handler, written uncounted; the library's errcode and
+//     bcount quirks; a doubly or triply indirect block's children
+//     prefetched (Prefetch).
+//   - pass 1B and the read-only walks built on it (dup.go's
+//     iterateBlocksErr: delete_file, dir_repair, dirwalk, pass3_repair,
+//     quota_repair): pre-order, BLOCK_FLAG_READ_ONLY; an unreadable
+//     mapping block maps nothing (the reader zeroes it); i_block read as
+//     a block map even with INLINE_DATA_FL set (the caller clears the flag
+//     on a copy).
+//   - clone_file (pass 1D, dupclone.go): pre-order, cloned pointers
+//     written back, a cloned mapping block read from its new place;
+//     unreadable blocks map nothing. It kept an out-of-range block's error
+//     even after a later good read; it now follows the library.
+//   - inode 1 in pass 1 (badblocks_pass1.go): pre-order; any read failure
+//     is EXT2_ET_SHORT_READ (the BlockIO's error); changes written only
+//     when repairing (the BlockIO); a cleared mapping block does not
+//     abort; a visit budget (callback).
+//   - the bad-block list update (badblocks.go): three walks of inode 1,
+//     pre-order clearing out-of-range pointers, a read-only listing, and a
+//     BLOCK_FLAG_DEPTH_TRAVERSE release; each stops at the first failure
+//     (BlockFlagStopOnError) with a message of its own.
+//   - the orphan inodes (orphan.go, orphan_repair.go): the data blocks
+//     with BLOCK_FLAG_DATA_ONLY (and HOLE for the quota's holes); the
+//     release with BLOCK_FLAG_DEPTH_TRAVERSE, released pointers written
+//     through the repair path; both give up on a map they cannot follow
+//     (BlockFlagStopOnError).
+//   - the journal inode (journal.go): BLOCK_FLAG_HOLE, the callback
+//     aborting at the first zero or unusable block, an unreadable mapping
+//     block ending the walk (BlockFlagStopOnError).
+//   - rebuild_extent_tree's find_blocks (pass 1E, pass1e.go):
+//     BLOCK_FLAG_READ_ONLY, mapping blocks freed and counted; an
+//     out-of-range one is skipped by the callback (cleared in the copy)
+//     and an unreadable one maps nothing, so its blocks keep their places
+//     in the count.
+//   - expand_directory (pass 3 and the rehash, rehash.go):
+//     BLOCK_FLAG_APPEND, new mapping blocks read back and filled. The copy
+//     stopped at an unreadable mapping block and skipped an out-of-range
+//     one; it now follows the library, whose error expand_directory
+//     ignores.
 //
 // A BlockIter holds one buffer per level and is reused from inode to
 // inode; it is not safe for concurrent use.

@@ -30,16 +30,7 @@ func blockMapImage(t *testing.T) (img string, ino uint32) {
 // returns an iterator over it with the inode.
 func openIter(t *testing.T, img string, ino uint32) (*BlockIter, ondisk.Inode, *blockdev.Overlay) {
 	t.Helper()
-	file, err := blockdev.Open(img, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { file.Close() })
-	ov := blockdev.NewOverlay(file)
-	f, err := fs.Open(ov, fs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, ov := openOverlay(t, img)
 	n := make(ondisk.Inode, f.InodeSize)
 	if err := f.ReadInode(ino, n, make([]byte, f.BlockSize)); err != nil {
 		t.Fatal(err)
@@ -265,5 +256,21 @@ func TestBlockIterInlineAndLarge(t *testing.T) {
 	it.Flags = BlockFlagNoLarge
 	if _, err := it.Iterate(n, nil); err != ErrFileTooBig {
 		t.Errorf("large file: %v", err)
+	}
+}
+
+// TestBlockIterAllocs: a walk allocates nothing once the iterator's
+// buffers exist (pass 1 runs one per inode).
+func TestBlockIterAllocs(t *testing.T) {
+	img, ino := blockMapImage(t)
+	it, n, _ := openIter(t, img, ino)
+	count := 0
+	fn := func(blk *uint64, cnt int64, _ uint64, _ int) int { count++; return 0 }
+	it.Iterate(n, fn)
+	if a := testing.AllocsPerRun(5, func() { it.Iterate(n, fn) }); a != 0 {
+		t.Errorf("%v allocations a walk", a)
+	}
+	if count == 0 {
+		t.Fatal("no visits")
 	}
 }

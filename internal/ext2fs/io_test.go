@@ -3,6 +3,7 @@ package ext2fs
 import (
 	"testing"
 
+	"gofsck/internal/blockdev"
 	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 )
@@ -53,4 +54,21 @@ func counterAlloc(f *fs.FS) Allocator {
 		},
 		Free: func(uint64) {},
 	}
+}
+
+// openOverlay opens img read-only under an overlay that takes the
+// tests' writes.
+func openOverlay(t *testing.T, img string) (*fs.FS, *blockdev.Overlay) {
+	t.Helper()
+	file, err := blockdev.Open(img, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { file.Close() })
+	ov := blockdev.NewOverlay(file)
+	f, err := fs.Open(ov, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, ov
 }

@@ -25,16 +25,7 @@ func newSetBmapRig(t *testing.T) *setBmapRig {
 	testfs.RequireE2fsprogs(t)
 	// Without metadata_csum: the nodes written here carry no checksum.
 	img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 8 << 20, BlockSize: 1024, Features: "^metadata_csum"})
-	file, err := blockdev.Open(img, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { file.Close() })
-	ov := blockdev.NewOverlay(file)
-	f, err := fs.Open(ov, fs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, ov := openOverlay(t, img)
 	fsys := &Filsys{FS: f, IO: devIO{t, f}, Alloc: counterAlloc(f)}
 	return &setBmapRig{f: f, fsys: fsys, dev: ov, base: f.BlocksCount / 2}
 }
