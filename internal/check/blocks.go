@@ -23,11 +23,9 @@ type blockWalk struct {
 	clear          bool
 	maxBlocks      uint64
 	nextLblock     uint64 // extent collision detection
-	// iterErr is the block iterator's ctx->errcode (library message):
-	// set by an unusable or unreadable indirect block, and cleared again
-	// by the next indirect block read or written successfully.
-	// iterFailed is BLOCK_ERROR in its result; the iteration fails only
-	// when both are set.
+	// iterErr is the message of the block iterator's error and
+	// iterFailed says it failed (ext2fs.BlockIter's or the extent
+	// walk's); PR_1_BLOCK_ITERATE is raised only when both are set.
 	iterErr    string
 	iterFailed bool
 	// setZero and changed are processBlock's answer for the pointer it

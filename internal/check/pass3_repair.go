@@ -409,7 +409,7 @@ func (c *Checker) expandDirectory(dir uint32, lib bool) (int64, error) {
 	if n.Flags()&ondisk.FlagExtents != 0 {
 		err = c.expandExtents(es, n, nil)
 	} else {
-		err = c.expandMapped(es, n)
+		c.expandMapped(es, n)
 	}
 	if err == nil {
 		err = es.err

@@ -641,8 +641,8 @@ func (c *Checker) expandDirTo(dir uint32, n ondisk.Inode, num int) error {
 		if err := c.expandExtents(es, n, lblks); err != nil {
 			return err
 		}
-	} else if err := c.expandMapped(es, n); err != nil {
-		return err
+	} else {
+		c.expandMapped(es, n)
 	}
 	if es.err != nil {
 		return es.err
@@ -660,7 +660,7 @@ func (c *Checker) expandDirTo(dir uint32, n ondisk.Inode, num int) error {
 // library's iterator and BLOCK_FLAG_APPEND: every slot is offered, a new
 // mapping block is read back (empty) and filled; the iterator's error is
 // ignored, as expand_directory ignores it.
-func (c *Checker) expandMapped(es *expandState, n ondisk.Inode) error {
+func (c *Checker) expandMapped(es *expandState, n ondisk.Inode) {
 	it := &ext2fs.BlockIter{FS: c.fs, IO: repairIO{c}, Flags: ext2fs.BlockFlagAppend}
 	it.Iterate(n, func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
 		b, ch, stop := es.proc(*blk, blockcnt)
@@ -673,7 +673,6 @@ func (c *Checker) expandMapped(es *expandState, n ondisk.Inode) error {
 		}
 		return r
 	})
-	return nil
 }
 
 // expandExtents appends blocks after the last extent of an extent-mapped
