@@ -119,10 +119,7 @@ func TestPass1RepairThreads(t *testing.T) {
 // the clock and on the bytes written (wtime, lastcheck, kbytes_written)
 // and its checksum.
 func clearSuperTimes(d []byte) {
-	const sb = 1024
-	for _, r := range [][2]int{{0x30, 4}, {0x40, 4}, {0x178, 8}, {0x3FC, 4}} {
-		clear(d[sb+r[0] : sb+r[0]+r[1]])
-	}
+	testfs.MaskSuperblockStamps(d[1024:])
 }
 
 // compareRepaired is compareImages that reports instead of stopping, and

@@ -312,3 +312,19 @@ func mustRun(t testing.TB, name string, ok []int, args ...string) string {
 	t.Fatalf("testfs: %s %s: exit %d\n%s", name, strings.Join(args, " "), res.exit, res.out)
 	return ""
 }
+
+// superblockStamps are the (offset, length) of the superblock fields each
+// program stamps with its own clock or counters when it writes a
+// superblock: s_wtime, s_lastcheck, s_kbytes_written, the _hi bytes of
+// the times (s_wtime_hi, s_mtime_hi, s_mkfs_time_hi, s_lastcheck_hi) and
+// s_checksum over them.
+var superblockStamps = [][2]int{{0x30, 4}, {0x40, 4}, {0x178, 8}, {0x274, 4}, {0x3FC, 4}}
+
+// MaskSuperblockStamps zeroes the self-stamped fields of the superblock
+// that starts at sb[0], so that superblocks (primary or backup) written by
+// two programs, or in two different seconds, compare equal.
+func MaskSuperblockStamps(sb []byte) {
+	for _, r := range superblockStamps {
+		clear(sb[r[0] : r[0]+r[1]])
+	}
+}
