@@ -641,7 +641,7 @@ restart:
 		Settings: o.conf.settings,
 	}
 	if o.mode == problem.ModeInteractive {
-		ropt.In = o.tty
+		ropt.In, ropt.AnswerMode = o.tty, answerMode(os.Stdin)
 	}
 	ropt.Answers = o.answers
 	if ov != nil {

@@ -72,7 +72,7 @@ func checkMount(o *options, stdout, stderr io.Writer) (mountVerdict, problem.Ans
 	io.WriteString(stdout, "\a\a\a\a\n")
 	io.WriteString(stdout, "\n\nWARNING!!!  The filesystem is mounted.   If you continue you ***WILL***\ncause ***SEVERE*** filesystem damage.\n\n")
 	io.WriteString(stdout, "\a\a\a\n")
-	ask := problem.NewReporter(stdout, problem.Options{Mode: problem.ModeInteractive, In: o.tty})
+	ask := problem.NewReporter(stdout, problem.Options{Mode: problem.ModeInteractive, In: o.tty, AnswerMode: answerMode(os.Stdin)})
 	if !ask.AskYN("Do you really want to continue", false) {
 		io.WriteString(stdout, "check aborted.\n")
 		return mountNo, problem.Answers{}

@@ -12,11 +12,11 @@ import (
 	"gofsck/internal/problem"
 )
 
-// ttyReader reads interactive answers from a terminal as e2fsck's ask_yn
-// does: while it waits for a key the terminal is out of canonical mode and
-// does not echo, so one key answers (no Enter) and the transcript shows
-// only the word the answer prints; the settings are put back after each
-// read. On anything but a terminal it reads plainly.
+// ttyReader reads interactive answers from a terminal as e2fsck's
+// read_a_char does. The terminal's mode is set around each question by
+// answerMode, not here: a read starts only after the prompt is printed,
+// and a key typed in between would be echoed. On anything but a terminal
+// it reads plainly.
 //
 // An interrupt (Ctrl-C makes the terminal send SIGINT, which cancels ctx)
 // ends the wait as e2fsck's read_a_char does: the key read is 3, and the
@@ -26,20 +26,35 @@ type ttyReader struct {
 	f   *os.File
 }
 
+// answerMode returns problem.Options.AnswerMode for the terminal f: as
+// e2fsck's ask_yn, before the prompt is printed the terminal leaves
+// canonical mode and stops echoing, so one key answers (no Enter) and the
+// transcript shows only the word the answer prints; the settings are put
+// back once the answer is read. On anything but a terminal it does
+// nothing.
+func answerMode(f *os.File) func() (restore func()) {
+	return func() func() {
+		fd := int(f.Fd())
+		old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+		if err != nil {
+			return func() {}
+		}
+		raw := *old
+		raw.Lflag &^= unix.ICANON | unix.ECHO
+		raw.Cc[unix.VMIN] = 1
+		raw.Cc[unix.VTIME] = 0
+		if unix.IoctlSetTermios(fd, unix.TCSETS, &raw) != nil {
+			return func() {}
+		}
+		return func() { unix.IoctlSetTermios(fd, unix.TCSETS, old) }
+	}
+}
+
 func (r ttyReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
 	fd := int(r.f.Fd())
-	if old, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
-		raw := *old
-		raw.Lflag &^= unix.ICANON | unix.ECHO
-		raw.Cc[unix.VMIN] = 1
-		raw.Cc[unix.VTIME] = 0
-		if unix.IoctlSetTermios(fd, unix.TCSETS, &raw) == nil {
-			defer unix.IoctlSetTermios(fd, unix.TCSETS, old)
-		}
-	}
 	for {
 		if r.ctx.Err() != nil {
 			p[0] = 3

@@ -32,6 +32,12 @@ type Options struct {
 	// Enter, space or Escape the default; other bytes are ignored. End of
 	// input takes the default.
 	In io.Reader
+	// AnswerMode, if set, is called before each interactive question's
+	// prompt is printed and the function it returns once the answer is
+	// read, as e2fsck's ask_yn switches the terminal out of canonical mode
+	// and echo before it prints the prompt: a key typed as soon as the
+	// prompt shows (Ctrl-C included) is then never echoed by the terminal.
+	AnswerMode func() (restore func())
 	// Err receives the preen-halt message (stderr). Nil discards it.
 	Err io.Writer
 	// Device is the name printed in front of messages when preening
@@ -634,6 +640,9 @@ func (r *Reporter) askYN(prompt string, def bool) bool {
 		defStr = "<y>"
 	}
 	q := prompt + extra + defStr + "? "
+	if r.opts.AnswerMode != nil {
+		defer r.opts.AnswerMode()()
+	}
 	r.print(q)
 	answer, all := def, false
 	for r.in != nil {

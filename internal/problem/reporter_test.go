@@ -386,3 +386,45 @@ func TestPreenHalt(t *testing.T) {
 		t.Errorf("exit code %d, want 4", got)
 	}
 }
+
+// recordingReader logs each read into the shared event list.
+type recordingReader struct {
+	events *[]string
+	in     *strings.Reader
+}
+
+func (r recordingReader) Read(p []byte) (int, error) {
+	*r.events = append(*r.events, "read")
+	return r.in.Read(p)
+}
+
+// recordingWriter logs each write into the shared event list.
+type recordingWriter struct{ events *[]string }
+
+func (w recordingWriter) Write(p []byte) (int, error) {
+	*w.events = append(*w.events, "print "+string(p))
+	return len(p), nil
+}
+
+// TestAnswerModeAroundPrompt: the terminal is switched to answer mode
+// before the prompt is printed and put back after the answer, as e2fsck's
+// ask_yn does. A key typed as soon as the prompt shows would otherwise be
+// echoed by the terminal (TestInteractiveInterrupt once saw "^C" there).
+func TestAnswerModeAroundPrompt(t *testing.T) {
+	var events []string
+	r := NewReporter(recordingWriter{&events}, Options{
+		Mode: ModeInteractive,
+		In:   recordingReader{&events, strings.NewReader("xn")},
+		AnswerMode: func() func() {
+			events = append(events, "raw")
+			return func() { events = append(events, "restore") }
+		},
+	})
+	if r.AskYN("Continue", true) {
+		t.Fatal(`"n" answered yes`)
+	}
+	want := []string{"raw", "print Continue<y>? ", "read", "print no\n", "restore"}
+	if strings.Join(events, "|") != strings.Join(want, "|") {
+		t.Fatalf("events %q, want %q", events, want)
+	}
+}
