@@ -323,7 +323,7 @@ func New(f *fs.FS, sink Sink, opt Options) *Checker {
 	}
 	rs := &repairState{}
 	if !opt.ReadOnly {
-		rs.origSB, rs.origGDT = bytes.Clone(f.SB), bytes.Clone(f.GDT())
+		rs.origSB, rs.origGDT = bytes.Clone(f.SB), newGDTDigest(f.GDT())
 	}
 	return &Checker{fs: f, sink: sink, opt: opt, sb: f.SB, repair: rs}
 }

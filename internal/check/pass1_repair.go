@@ -313,7 +313,7 @@ func (c *Checker) FlushForRestart() error {
 	if !c.repairing() {
 		return nil
 	}
-	if !bytes.Equal(c.fs.SB, c.repair.origSB) || !bytes.Equal(c.fs.GDT(), c.repair.origGDT) || c.superDirtyQuietly() {
+	if !bytes.Equal(c.fs.SB, c.repair.origSB) || !c.repair.origGDT.matches(c.fs.GDT()) || c.superDirtyQuietly() {
 		c.sb.SetWtime(uint32(c.opt.Now.Unix()))
 		// Dropping a bad journal cleared EXT2_FLAG_MASTER_SB_ONLY.
 		_, dropped := journalDropped.Load(c)

@@ -2,6 +2,7 @@ package check
 
 import (
 	"bytes"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 
@@ -71,9 +72,12 @@ type repairState struct {
 	// bbRestart is set when inode 1 was cleared because the list names
 	// its own inode-table block: pass 1 stops and the check restarts.
 	bbRestart atomic.Bool
-	// origSB and origGDT are the superblock and descriptors as opened,
-	// to tell whether fixes changed them (Changed).
-	origSB, origGDT []byte
+	// origSB is the superblock as opened and origGDT a digest of the
+	// descriptors as opened, to tell whether fixes changed them
+	// (Changed). The descriptors are not copied: on a big volume they
+	// are tens or hundreds of MiB (1 PiB: 8M groups, 512 MiB).
+	origSB  []byte
+	origGDT gdtDigest
 	// reloc is the work owed at pass 1's end: group metadata to relocate
 	// and the resize inode to re-create (relocate.go).
 	reloc relocState
@@ -262,7 +266,7 @@ func (c *Checker) Changed() bool {
 		// superblock dirty at once, which counts as a change.
 		return true
 	}
-	return !bytes.Equal(c.fs.SB, c.repair.origSB) || !bytes.Equal(c.fs.GDT(), c.repair.origGDT)
+	return !bytes.Equal(c.fs.SB, c.repair.origSB) || !c.repair.origGDT.matches(c.fs.GDT())
 }
 
 // Halt ends a repair stopped by a preen halt, as e2fsck's preenhalt does:
@@ -422,3 +426,26 @@ func (c *Checker) writeSuperAndGDT(all bool) {
 
 // BlockSize is the filesystem block size (the undo file's unit).
 func (c *Checker) BlockSize() int { return c.fs.BlockSize }
+
+// gdtDigest stands for the group descriptors at one moment, to tell
+// later whether they changed, without a copy of them: a 64-bit hash
+// under a seed chosen at random for the run (hash/maphash), so no image
+// can be built to make two different tables agree; two different tables
+// agree by chance with probability 2^-64 per comparison. The length is
+// kept too, though the table's size never changes during a check.
+type gdtDigest struct {
+	seed maphash.Seed
+	sum  uint64
+	n    int
+}
+
+func newGDTDigest(gdt []byte) gdtDigest {
+	d := gdtDigest{seed: maphash.MakeSeed(), n: len(gdt)}
+	d.sum = maphash.Bytes(d.seed, gdt)
+	return d
+}
+
+// matches reports whether gdt is the table the digest was made of.
+func (d gdtDigest) matches(gdt []byte) bool {
+	return len(gdt) == d.n && maphash.Bytes(d.seed, gdt) == d.sum
+}

@@ -22,7 +22,7 @@ func init() {
 
 // descsUnchanged reports whether the descriptors are still as opened.
 func (c *Checker) descsUnchanged() bool {
-	return c.repairing() && bytes.Equal(c.fs.GDT(), c.repair.origGDT)
+	return c.repairing() && c.repair.origGDT.matches(c.fs.GDT())
 }
 
 // descFixesUnchanged is called after the descriptor loop: its fixes change
@@ -33,7 +33,7 @@ func (c *Checker) descsUnchanged() bool {
 // writes them.
 func (c *Checker) descFixesUnchanged(wasUnchanged bool) {
 	if wasUnchanged {
-		c.repair.origGDT = bytes.Clone(c.fs.GDT())
+		c.repair.origGDT = newGDTDigest(c.fs.GDT())
 	}
 }
 
@@ -236,7 +236,7 @@ func (c *Checker) FinishSkip() error {
 		c.applyBitmapEdits(d)
 		c.writeBitmaps(d)
 	}
-	if !edits && bytes.Equal(c.fs.SB, c.repair.origSB) && bytes.Equal(c.fs.GDT(), c.repair.origGDT) {
+	if !edits && bytes.Equal(c.fs.SB, c.repair.origSB) && c.repair.origGDT.matches(c.fs.GDT()) {
 		return c.WriteError()
 	}
 	c.sb.SetWtime(uint32(c.opt.Now.Unix()))
