@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,9 +134,14 @@ type procRun struct {
 	timedOut bool
 }
 
+// runBounded runs prog with a limit on the CPU time it may use
+// (RLIMIT_CPU, which a loaded machine does not stretch: the kernel kills
+// the program once it has used limit of CPU time) and a wall-clock
+// backstop of wallBackstop times the limit for a program that blocks.
+// Either way the run counts as timed out.
 func runBounded(t testing.TB, limit time.Duration, prog string, args ...string) procRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	ctx, cancel := context.WithTimeout(context.Background(), wallBackstop*limit)
 	defer cancel()
 	// Peak RSS through GNU time: the rusage of a child forked from the
 	// test process counts the test process's own pages.
@@ -144,6 +150,11 @@ func runBounded(t testing.TB, limit time.Duration, prog string, args ...string) 
 		args = append([]string{"-f", "%M", "-o", rssFile, prog}, args...)
 		prog = tm
 	}
+	// The soft limit sends SIGXCPU, which a Go program ignores; the
+	// hard one, a second later, SIGKILL.
+	cpu := int(limit.Seconds() + 0.999)
+	args = append([]string{"-c", fmt.Sprintf(`ulimit -S -t %d && ulimit -H -t %d && exec "$0" "$@"`, cpu, cpu+1), prog}, args...)
+	prog = "/bin/sh"
 	cmd := exec.CommandContext(ctx, prog, args...)
 	var env []string
 	for _, kv := range testfs.Env(t) {
@@ -167,7 +178,13 @@ func runBounded(t testing.TB, limit time.Duration, prog string, args ...string) 
 	case err == nil:
 	case errors.As(err, &ee):
 		r.exit = ee.ExitCode()
-		// GNU time reports a signal death as 128+n: keep it.
+		// GNU time reports a signal death as 128+n: keep it. SIGKILL
+		// or SIGXCPU is the CPU-time limit (or the kernel's OOM
+		// killer: a run that large is out of bounds as well).
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() && (st.Signal() == syscall.SIGKILL || st.Signal() == syscall.SIGXCPU) ||
+			r.exit == 128+int(syscall.SIGKILL) || r.exit == 128+int(syscall.SIGXCPU) {
+			r.exit, r.timedOut = testfs.TimeoutExit, true
+		}
 	default:
 		t.Fatalf("running %s: %v", prog, err)
 	}
@@ -498,4 +515,18 @@ func TestHostileImages(t *testing.T) {
 func lastLine(s string) string {
 	l := strings.Split(strings.TrimSpace(s), "\n")
 	return l[len(l)-1]
+}
+
+// TestRunBoundedCPULimit: the bound of the hostile runs is CPU time. A
+// program that spins is stopped by the kernel once it has used the
+// limit, well before the wall-clock backstop, and counts as timed out;
+// one that ends in time does not.
+func TestRunBoundedCPULimit(t *testing.T) {
+	r := runBounded(t, time.Second, "/bin/sh", "-c", "while :; do :; done")
+	if !r.timedOut || r.elapsed >= wallBackstop*time.Second {
+		t.Errorf("a spinning program: timed out %v after %v, exit %d", r.timedOut, r.elapsed, r.exit)
+	}
+	if r := runBounded(t, time.Second, "/bin/sh", "-c", "exit 3"); r.timedOut || r.exit != 3 {
+		t.Errorf("a program that exits 3: timed out %v, exit %d", r.timedOut, r.exit)
+	}
 }
