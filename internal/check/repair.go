@@ -397,6 +397,7 @@ func (c *Checker) writeSuperAndGDT(all bool) {
 	if metaBG {
 		oldDesc = min(oldDesc, uint64(sb.FirstMetaBG()))
 	}
+	scratch := make([]byte, descWriteChunk)
 	for g := uint32(0); g < f.Groups; g++ {
 		l := f.Layout(g)
 		if g > 0 && all && l.Super != 0 {
@@ -410,18 +411,47 @@ func (c *Checker) writeSuperAndGDT(all bool) {
 			c.writeAt(int64(l.Super*bs), cp[:ondisk.SuperblockSize])
 		}
 		if l.OldDesc != 0 && (g == 0 || all) && oldDesc > 0 {
-			c.writeAt(int64(l.OldDesc*bs), gdt[:oldDesc*bs])
+			c.writeDescs(int64(l.OldDesc*bs), gdt[:oldDesc*bs], scratch)
 		}
 		if l.MetaBGDesc != 0 {
 			i := uint64(g / f.DescPerBlock)
 			if i < uint64(f.DescBlocks) {
-				c.writeAt(int64(l.MetaBGDesc*bs), gdt[i*bs:(i+1)*bs])
+				c.writeDescs(int64(l.MetaBGDesc*bs), gdt[i*bs:(i+1)*bs], scratch)
 			}
 		}
 	}
 	sb.SetBlockGroupNr(0)
 	sb.SetChecksum()
 	c.writeAt(ondisk.SuperblockOffset, sb[:ondisk.SuperblockSize])
+}
+
+// descWriteChunk is the stretch of descriptor blocks writeDescs compares
+// with the device at once.
+const descWriteChunk = 64 << 10
+
+// writeDescs writes descriptor blocks at off, leaving out each stretch of
+// descWriteChunk bytes that the device (the Overlay: pending writes
+// included) already holds. ext2fs_flush rewrites every descriptor block
+// whenever it writes the superblock, and on a big volume those are
+// hundreds of MiB (256 TiB with meta_bg: 128 MiB; 1 PiB: 512 MiB) that
+// the Overlay would hold in memory until the end of the run. A write of
+// the bytes already there changes nothing on the device; the run's
+// write of the superblock, which always follows, still counts as the
+// change it is. Recorded and speculative writes go through writeAt as
+// they are: their device is not the one they will be applied to.
+func (c *Checker) writeDescs(off int64, data, scratch []byte) {
+	if c.rec != nil && c.rec.direct == nil || c.spec != nil {
+		c.writeAt(off, data)
+		return
+	}
+	for len(data) > 0 {
+		n := min(len(data), len(scratch))
+		if _, err := c.fs.Dev.ReadAt(scratch[:n], off); err != nil || !bytes.Equal(scratch[:n], data[:n]) {
+			c.writeAt(off, data[:n])
+		}
+		off += int64(n)
+		data = data[n:]
+	}
 }
 
 // BlockSize is the filesystem block size (the undo file's unit).
