@@ -105,7 +105,7 @@ func (r *repairRun) finish(valid bool) (changed, ok bool) {
 		return false, true
 	}
 	changed = r.chk.Changed()
-	if err := r.chk.Finish(valid, false); err != nil {
+	if err := r.chk.Finish(valid); err != nil {
 		fatal(r.o, r.stderr, "%v while writing to %s", err, r.o.device)
 		return changed, false
 	}

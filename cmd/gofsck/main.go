@@ -98,6 +98,8 @@ type options struct {
 	answers problem.Answers
 	// conf is what e2fsck.conf says (config.go).
 	conf config
+	// clock is the run's time (clock.go).
+	clock clock
 }
 
 const optSpec = "panyrcdfktvDFVb:B:l:L:C:j:E:z:I:P:N:"
@@ -133,7 +135,7 @@ func nonNumeric(opt byte, arg string, stderr io.Writer) int {
 
 // parse reads the command line as e2fsck does.
 func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
-	o := &options{prog: filepath.Base(args[0])}
+	o := &options{prog: filepath.Base(args[0]), clock: readClock()}
 	opts, operands, err := getopt.Parse(args[0], args[1:], optSpec)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -639,6 +641,8 @@ restart:
 		// e2fsck.conf: max_count_problems and the [problems] stanza.
 		MaxCount: o.conf.maxCount,
 		Settings: o.conf.settings,
+		// %T is ctx->now.
+		Now: func() time.Time { return time.Unix(o.clock.now, 0) },
 	}
 	if o.mode == problem.ModeInteractive {
 		ropt.In, ropt.AnswerMode = o.tty, answerMode(os.Stdin)
@@ -647,7 +651,7 @@ restart:
 	if ov != nil {
 		ropt.CanFix = check.CanFix
 	}
-	copt := check.Options{ReadOnly: ov == nil, Now: time.Now(), ExternalJournal: jx.pathOr(o.journal), JournalDev: jx.journalDevice(), JournalHint: jx.journalHint(), Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch, NoOptimizeExtents: o.ext.noOptimizeExtents, ConvertBmap: o.ext.bmap2extent, FixesOnly: o.ext.fixesOnly, NoSpeculation: o.ext.noSpeculation,
+	copt := check.Options{ReadOnly: ov == nil, Now: time.Unix(o.clock.now, 0), TimeInsane: o.clock.insane(), ExternalJournal: jx.pathOr(o.journal), JournalDev: jx.journalDevice(), JournalHint: jx.journalHint(), Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch, NoOptimizeExtents: o.ext.noOptimizeExtents, ConvertBmap: o.ext.bmap2extent, FixesOnly: o.ext.fixesOnly, NoSpeculation: o.ext.noSpeculation,
 		// The test_fs flag is cleared only by a writable run, when
 		// e2fsck.conf allows and the kernel has ext4.
 		Ext4Available:     ov != nil && !o.conf.keepTestFS && kernelHasExt4(),
@@ -757,8 +761,8 @@ restart:
 	// After fixes before the passes e2fsck checks fully without saying why
 	// (check_if_skip returns at once when problems were fixed).
 	if !o.force && !o.bb.active() && !rep.Status().Fixed && !fixedEarlier {
-		if reason := skipReason(f, invalid, chk.BackupSuperDiffers, &o.conf); reason == "" {
-			if brokenClock(&o.conf) && f.SB.CheckInterval() != 0 {
+		if reason := skipReason(f, invalid, chk.BackupSuperDiffers, &o.conf, o.clock); reason == "" {
+			if brokenClock(&o.conf, o.clock) && f.SB.CheckInterval() != 0 {
 				fmt.Fprintf(stdout, "%s: ignoring check interval, broken_system_clock set\n", name)
 			}
 			if !skipFixes(o, rc, chk, stderr) {
@@ -767,7 +771,7 @@ restart:
 			sb := f.SB
 			iu, bu := uint64(sb.InodesCount()-sb.FreeInodesCount()), f.BlocksCount-sb.FreeBlocksCount()
 			line := fmt.Sprintf("%s: clean, %d/%d files, %d/%d blocks%s\n", name,
-				iu, sb.InodesCount(), bu, f.BlocksCount, nextCheckHint(f, &o.conf))
+				iu, sb.InodesCount(), bu, f.BlocksCount, nextCheckHint(f, &o.conf, o.clock))
 			io.WriteString(stdout, line)
 			o.report.setClean(line, iu, uint64(sb.InodesCount()), bu, f.BlocksCount)
 			return problem.ExitOK
@@ -960,10 +964,10 @@ func abortRun(o *options, rep *problem.Reporter, end problem.RunEnd, name string
 // can write (check.Checker.BackupSuperDiffers). orphan_present does not force a check in e2fsck 1.47.0 (the
 // orphan file is validated only by a full check). conf gives
 // broken_system_clock and accept_time_fudge.
-func skipReason(f *fs.FS, invalid bool, backupDiffers func() bool, conf *config) string {
+func skipReason(f *fs.FS, invalid bool, backupDiffers func() bool, conf *config, clk clock) string {
 	sb := f.SB
-	now := time.Now().Unix()
-	broken := brokenClock(conf)
+	now := clk.now
+	broken := brokenClock(conf, clk)
 	lastcheck := int64(sb.LastCheck())
 	if lastcheck > now && !conf.noTimeFudge {
 		lastcheck -= 86400 // accept_time_fudge
@@ -987,14 +991,14 @@ func skipReason(f *fs.FS, invalid bool, backupDiffers func() bool, conf *config)
 }
 
 // brokenClock says whether check_if_skip ignores the check interval: when
-// e2fsck.conf says broken_system_clock, or the clock is before 2010, which
-// e2fsck does not trust.
-func brokenClock(conf *config) bool {
-	return conf.brokenClock || time.Now().Unix() < 1262322000
+// e2fsck.conf says broken_system_clock, or the system clock is before
+// 2010, which e2fsck does not trust.
+func brokenClock(conf *config, clk clock) bool {
+	return conf.brokenClock || clk.insane()
 }
 
 // nextCheckHint is the clean line's hint about the next forced check.
-func nextCheckHint(f *fs.FS, conf *config) string {
+func nextCheckHint(f *fs.FS, conf *config, clk clock) string {
 	sb := f.SB
 	next := int64(100000)
 	if sb.MaxMntCount() > 0 {
@@ -1003,8 +1007,8 @@ func nextCheckHint(f *fs.FS, conf *config) string {
 			next = 1
 		}
 	}
-	now := time.Now().Unix()
-	if !brokenClock(conf) && sb.CheckInterval() != 0 && now-int64(sb.LastCheck()) >= int64(sb.CheckInterval()) {
+	now := clk.now
+	if !brokenClock(conf, clk) && sb.CheckInterval() != 0 && now-int64(sb.LastCheck()) >= int64(sb.CheckInterval()) {
 		next = 1
 	}
 	switch {

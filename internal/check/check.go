@@ -38,6 +38,10 @@ type Sink interface {
 type Options struct {
 	// Now is the time used for time-based checks (e2fsck's ctx->now).
 	Now time.Time
+	// TimeInsane is e2fsck's E2F_FLAG_TIME_INSANE: Now is the system
+	// clock and before 2010, so no superblock time is compared with it.
+	// (e2fsck takes a time given by E2FSCK_TIME as it is, whatever it is.)
+	TimeInsane bool
 	// ReadOnly is true for -n: nothing is written. Otherwise the fixes
 	// answered yes are written to the filesystem's device (see repair.go).
 	ReadOnly bool
@@ -320,6 +324,7 @@ var ErrFatal = errors.New("check: fatal error after the passes")
 func New(f *fs.FS, sink Sink, opt Options) *Checker {
 	if opt.Now.IsZero() {
 		opt.Now = time.Now()
+		opt.TimeInsane = opt.Now.Unix() < timeInsane
 	}
 	rs := &repairState{}
 	if !opt.ReadOnly {

@@ -212,8 +212,10 @@ func (c *Checker) applyBitmapEdits(d *diskBitmaps) {
 // counts and checksums are recomputed; the bitmaps are written when a fix
 // changed them; then the primary superblock and descriptors (all copies
 // when the check used a backup superblock) are written. valid is whether
-// the filesystem ends without errors. It returns the first write error.
-func (c *Checker) Finish(valid bool, timeInsane bool) error {
+// the filesystem ends without errors. The check time is left alone when
+// Options.TimeInsane says the clock cannot be trusted. It returns the
+// first write error.
+func (c *Checker) Finish(valid bool) error {
 	if !c.repairing() {
 		return nil
 	}
@@ -225,7 +227,7 @@ func (c *Checker) Finish(valid bool, timeInsane bool) error {
 		sb.SetState(sb.State() &^ ondisk.StateValid)
 	}
 	now := uint32(c.opt.Now.Unix())
-	if !timeInsane {
+	if !c.opt.TimeInsane {
 		sb.SetLastCheck(now)
 	}
 	sb.SetMntCount(0)

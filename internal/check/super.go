@@ -338,7 +338,7 @@ func (c *Checker) checkSuperFields() {
 	if c.opt.NoTimeFudge {
 		fudge = 0
 	}
-	if (c.forced() || sb.CheckInterval() != 0) && !c.opt.BrokenSystemClock && now >= timeInsane {
+	if (c.forced() || sb.CheckInterval() != 0) && !c.opt.BrokenSystemClock && !c.opt.TimeInsane {
 		now32 := uint32(now)
 		if v := sb.Mtime(); v > now32 {
 			code := problem.PR_0_FUTURE_SB_LAST_MOUNT
