@@ -21,6 +21,7 @@ var allowedImports = map[string][]string{
 	"internal/problem":  nil,
 	"internal/plot":     nil,
 	"internal/quota":    nil,
+	"internal/qsort":    nil,
 	// profile reads configuration files (os); account, /etc/passwd.
 	"internal/profile":     {"internal/account"},
 	"internal/account":     nil,
@@ -38,12 +39,12 @@ var allowedImports = map[string][]string{
 	"internal/ext2fs": {"internal/fs", "internal/ondisk", "internal/blockdev", "internal/bitmap", "internal/csum"},
 	// check opens an external journal device (-j) through blockdev.
 	"internal/check": {"internal/ext2fs", "internal/fs", "internal/journal", "internal/ondisk", "internal/ondisk/jbd2", "internal/bitmap",
-		"internal/problem", "internal/dirhash", "internal/csum", "internal/blockdev", "internal/quota", "internal/casefold"},
+		"internal/problem", "internal/dirhash", "internal/csum", "internal/blockdev", "internal/quota", "internal/casefold", "internal/qsort"},
 	"internal/testfs": nil,
 }
 
 // pureStd are the packages that must not touch the system.
-var pureStd = []string{"internal/csum", "internal/dirhash", "internal/casefold", "internal/bitmap", "internal/ondisk", "internal/ondisk/jbd2", "internal/plot", "internal/quota", "internal/problem", "internal/getopt"}
+var pureStd = []string{"internal/csum", "internal/dirhash", "internal/casefold", "internal/bitmap", "internal/ondisk", "internal/ondisk/jbd2", "internal/plot", "internal/quota", "internal/qsort", "internal/problem", "internal/getopt"}
 
 // TestLayering keeps imports one-way: a package imports only what its line
 // in allowedImports names (transitively too), nothing imports cmd/, and

@@ -13,6 +13,7 @@ import (
 	"gofsck/internal/journal"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/ondisk/jbd2"
+	"gofsck/internal/qsort"
 )
 
 // Applying fast commits (e2fsck 1.47.0's ext4_fc_replay, after the normal
@@ -718,7 +719,7 @@ func sortAndMerge(l []fcExt) []fcExt {
 	if len(l) < 2 {
 		return l
 	}
-	qsortGlibc(l, func(a, b *fcExt) int {
+	qsort.Glibc(l, func(a, b *fcExt) int {
 		if a.len < b.len {
 			return 1
 		}
@@ -736,7 +737,7 @@ func sortAndMerge(l []fcExt) []fcExt {
 	if len(l) == 0 {
 		return l
 	}
-	qsortGlibc(l, func(a, b *fcExt) int {
+	qsort.Glibc(l, func(a, b *fcExt) int {
 		switch {
 		case a.lblk < b.lblk:
 			return -1
