@@ -886,7 +886,7 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	if !c.sb.HasIncompat(ondisk.IncompatFiletype) {
 		ft = 0
 	}
-	done, changed, lerr := linkInBlock(buf, bs, f.MetadataCsum, name, ino, ft)
+	done, changed, lerr := ext2fs.LinkInBlock(buf, bs, f.MetadataCsum, name, ino, ft)
 	if changed {
 		c.writeDirBlock(pb, buf, dir)
 	}
@@ -968,30 +968,13 @@ func (r *fcReplay) unlinkName(dir uint32, name string, ino uint32, force bool) e
 			// e2fsck's I/O handler would report the read.
 			return fcUnsupported("directory %d block %d unreadable", dir, pb)
 		}
-		prev := -1
-		for off := 0; off < bs-8; {
-			d, _ := ondisk.DecodeDirent(buf, off, bs)
-			if off+d.RecLen > bs || d.RecLen < 8 || d.RecLen%4 != 0 || d.NameLen+8 > d.RecLen {
-				return ext2fs.ErrDirCorrupted
-			}
-			match := d.NameLen == len(name) && string(buf[off+8:off+8+d.NameLen]) == name
-			if match && !force && ino != 0 {
-				match = d.Ino == ino
-			} else if match {
-				match = d.Ino != 0
-			}
-			if match {
-				if prev >= 0 {
-					p, _ := ondisk.DecodeDirent(buf, prev, bs)
-					setRecLen(buf, prev, p.RecLen+d.RecLen, bs)
-				} else {
-					binary.LittleEndian.PutUint32(buf[off:], 0)
-				}
-				c.writeDirBlock(pb, buf, dir)
-				return nil
-			}
-			prev = off
-			off += d.RecLen
+		done, err := ext2fs.UnlinkInBlock(buf, bs, name, ino, force)
+		if err != nil {
+			return err
+		}
+		if done {
+			c.writeDirBlock(pb, buf, dir)
+			return nil
 		}
 	}
 	return ext2fs.ErrDirNoSpace
