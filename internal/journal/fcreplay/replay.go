@@ -1,81 +1,20 @@
-package check
+package fcreplay
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"slices"
+	"time"
 
 	"gofsck/internal/bitmap"
 	"gofsck/internal/dirhash"
 	"gofsck/internal/ext2fs"
-	"gofsck/internal/journal"
+	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/ondisk/jbd2"
 	"gofsck/internal/qsort"
 )
-
-// Applying fast commits (e2fsck 1.47.0's ext4_fc_replay, after the normal
-// log's PASS_REPLAY), with the library's semantics:
-//
-//   - at the first record the bitmaps are read (through the descriptors
-//     as e2fsck holds them in memory, that is as opened before the
-//     replay), the superblock is marked with errors and "fast commit
-//     replay" and flushed (primary descriptors written whole, the primary
-//     superblock patched where it differs from the one last written);
-//   - INODE records overwrite the inode (all but i_block, kept unless the
-//     tree header is missing), then i_blocks is recounted as
-//     ext2fs_count_blocks counts it;
-//   - ADD_RANGE and DEL_RANGE edit the inode's extent list (read with
-//     load_extents, which frees the tree's index blocks), marking and
-//     unmarking the bitmap; the list is written back (rewrite_extent_tree,
-//     the library's extent handle allocating from the bitmap) when the
-//     records move on to another inode, at a link and at the tail;
-//   - CREAT and LINK unlink the name (forced) and link it (ext2fs_link on
-//     a linear directory, or dx_link into the leaf the name hashes to, or
-//     into an inline directory's areas: fastcommit_inline.go); UNLINK
-//     unlinks it;
-//   - at the end the group and superblock counts are recomputed from the
-//     bitmaps, the bitmaps written, the descriptors checksummed and the
-//     superblock state restored and flushed.
-//
-// With bigalloc the bitmap is one of clusters (ranges widened to whole
-// clusters, i_blocks scaled by the cluster ratio) while the summary counts
-// are 1.47.0's block-wise ones; with meta_bg every flush writes the
-// meta_bg descriptor blocks and their backups.
-//
-// A record e2fsck cannot apply fails the replay as it does
-// (fastcommit.go's fcFailure): an inode number out of range, an
-// i_extra_isize out of bounds, an extent read of an inode without extents,
-// a missing name to unlink, a link into a non-directory or a damaged
-// htree, a short dentry record, an unknown mode. The handlers read their
-// structures whatever the record's length says, as e2fsck's memcpy does.
-//
-// What stays unsupported, stopping the recovery before anything reaches
-// the disk: what e2fsck does not do deterministically (a record header or
-// structure read past the block, from heap bytes; a 7-byte dentry record,
-// on which it crashes) and what is not emulated (dx_link into a
-// casefolded htree or a full htree leaf, which dx_grow_tree splits after
-// ext2fs_fallocate added a block; blocks the replay cannot read, which
-// e2fsck's I/O handler would report; extent blocks with bad checksums,
-// which the library ignores during the replay, or cycles; errors while
-// rewriting an extent tree; inline directories whose system.data the
-// library would read or write in ways not emulated; extent lists too
-// large to mark in reasonable time).
-
-// errFCUnsupported says why a fast-commit replay is not emulated.
-type errFCUnsupported struct{ why string }
-
-func (e *errFCUnsupported) Error() string { return "fast commit replay: " + e.why }
-
-func fcUnsupported(format string, a ...any) error {
-	return &errFCUnsupported{fmt.Sprintf(format, a...)}
-}
-
-// EXT4_FC_REPLAY, the superblock state bit set while fast commits are
-// applied.
-const stateFCReplay = 0x0020
 
 // fcExt is struct ext2fs_extent in an extent list.
 type fcExt struct {
@@ -89,13 +28,17 @@ func (e fcExt) pend() uint64 { return e.pblk + uint64(e.len) - 1 }
 
 // fcReplay is e2fsck's fc_replay_state during PASS_REPLAY.
 type fcReplay struct {
-	c       *Checker
-	jn      *journal.Journal
-	d       *diskBitmaps
-	orig    []byte // fs->orig_super: the superblock last written
-	state   uint16 // s_state before the replay
-	tags    int    // records left to apply
-	started bool
+	h      Host
+	fs     *fs.FS
+	sb     ondisk.Superblock
+	now    time.Time
+	device string
+	// fs->block_map and fs->inode_map, from Host.LoadBitmaps.
+	blocks, inodes *bitmap.Bitmap
+	orig           []byte // fs->orig_super: the superblock last written
+	state          uint16 // s_state before the replay
+	tags           int    // records left to apply
+	started        bool
 	// The extent list of one inode (fc_extent_list).
 	listIno uint32
 	list    []fcExt
@@ -112,12 +55,14 @@ const fcWorkLimit = 1 << 28
 // fcNodeLimit bounds the tree nodes countBlocks reads.
 const fcNodeLimit = 1 << 20
 
-// replayFastCommits applies the fast commits counted by the scan (tags
-// records). It returns an *errFCUnsupported when the emulation does not
-// cover them; other errors are device errors.
-func (c *Checker) replayFastCommits(jn *journal.Journal, tags int) error {
-	f := c.fs
-	r := &fcReplay{c: c, jn: jn, tags: tags}
+// Replay applies the fast commits counted by the scan (p.Tags records)
+// to the filesystem of p through h. It returns an *UnsupportedError when
+// the emulation does not cover them, a *Failure when e2fsck's replay
+// fails (what was written stays written), other errors for the device's.
+func Replay(p Params, h Host) error {
+	f := p.FS
+	jn := p.Journal
+	r := &fcReplay{h: h, fs: f, sb: p.Super, now: p.Now, device: p.Device, tags: p.Tags, orig: p.OrigSuper}
 	l := jn.Layout()
 	buf := make([]byte, f.BlockSize)
 	last := uint64(jn.Superblock().MaxLen())
@@ -125,7 +70,7 @@ func (c *Checker) replayFastCommits(jn *journal.Journal, tags int) error {
 		// jread comes first: a replay whose last record ends the area's
 		// last block fails there, unfinished, in e2fsck.
 		if err := jn.ReadBlock(blk, buf); err != nil {
-			return fcUnsupported("fast commit block %d unreadable: %v", blk, err)
+			return Unsupported("fast commit block %d unreadable: %v", blk, err)
 		}
 		if r.started && r.tags == 0 {
 			return r.done()
@@ -138,7 +83,7 @@ func (c *Checker) replayFastCommits(jn *journal.Journal, tags int) error {
 			return nil
 		}
 	}
-	return fcUnsupported("fast commits run off the journal")
+	return Unsupported("fast commits run off the journal")
 }
 
 // block is one PASS_REPLAY call of ext4_fc_replay. It reports whether the
@@ -163,7 +108,7 @@ func (r *fcReplay) block(b []byte) (bool, error) {
 			// e2fsck reads the header past its buffer (heap bytes,
 			// not deterministic). Not reached: the scan counts no
 			// record after such a header.
-			return true, fcUnsupported("record header past the block")
+			return true, Unsupported("record header past the block")
 		}
 		tag := jbd2.FCTag(le.Uint16(b[cur:]))
 		n := int(le.Uint16(b[cur+2:]))
@@ -205,39 +150,37 @@ func (r *fcReplay) block(b []byte) (bool, error) {
 // start is the first replay call: bitmaps read, the superblock marked as
 // being replayed and flushed.
 func (r *fcReplay) start() error {
-	c := r.c
 	r.started = true
-	r.d = c.loadBitmaps()
-	// The library's allocator and free path work on fs->block_map: the
-	// Checker's allocation helpers are pointed at it (this Checker is
-	// dropped after the recovery).
-	c.blockFound = r.d.blocks
-	c.blockMeta = bitmap.New(r.d.blocks.Len())
-	r.orig = bytes.Clone(c.repair.origSB[:ondisk.SuperblockSize])
-	r.state = c.sb.State()
-	c.sb.SetState(r.state | ondisk.StateError | stateFCReplay)
+	// The library's allocator and free path work on fs->block_map:
+	// the host points its allocation at the bitmaps it returns.
+	r.blocks, r.inodes = r.h.LoadBitmaps()
+	if len(r.orig) < ondisk.SuperblockSize {
+		return Unsupported("no superblock last written")
+	}
+	r.orig = bytes.Clone(r.orig[:ondisk.SuperblockSize])
+	r.state = r.sb.State()
+	r.sb.SetState(r.state | ondisk.StateError | stateFCReplay)
 	r.flush()
-	return c.WriteError()
+	return r.h.WriteError()
 }
 
 // flush is ext2fs_flush with EXT2_FLAG_MASTER_SB_ONLY: s_wtime set, the
 // primary descriptors written, the primary superblock written where it
 // differs from the one last written (write_primary_superblock).
 func (r *fcReplay) flush() {
-	c := r.c
-	f := c.fs
-	sb := c.sb
-	sb.SetWtime(uint32(c.opt.Now.Unix()))
+	f := r.fs
+	sb := r.sb
+	sb.SetWtime(uint32(r.now.Unix()))
 	sb.SetBlockGroupNr(0)
 	bs := uint64(f.BlockSize)
 	gdt := f.GDT()
 	oldBlocks := uint64(f.DescBlocks)
-	metaBG := c.sb.HasIncompat(ondisk.IncompatMetaBG)
+	metaBG := r.sb.HasIncompat(ondisk.IncompatMetaBG)
 	if metaBG {
-		oldBlocks = min(oldBlocks, uint64(c.sb.FirstMetaBG()))
+		oldBlocks = min(oldBlocks, uint64(r.sb.FirstMetaBG()))
 	}
 	if l := f.Layout(0); l.OldDesc != 0 && oldBlocks != 0 {
-		c.writeAt(int64(l.OldDesc*bs), gdt[:oldBlocks*bs])
+		r.h.WriteAt(int64(l.OldDesc*bs), gdt[:oldBlocks*bs])
 	}
 	if metaBG {
 		// ext2fs_flush writes every meta_bg descriptor copy, backups
@@ -251,7 +194,7 @@ func (r *fcReplay) flush() {
 			if off+bs > uint64(len(gdt)) {
 				continue
 			}
-			c.writeAt(int64(l.MetaBGDesc*bs), gdt[off:off+bs])
+			r.h.WriteAt(int64(l.MetaBGDesc*bs), gdt[off:off+bs])
 		}
 	}
 	sb.SetChecksum()
@@ -264,7 +207,7 @@ func (r *fcReplay) flush() {
 		for j < ondisk.SuperblockSize && (cur[j] != r.orig[j] || cur[j+1] != r.orig[j+1]) {
 			j += 2
 		}
-		c.writeAt(ondisk.SuperblockOffset+int64(i), cur[i:j])
+		r.h.WriteAt(ondisk.SuperblockOffset+int64(i), cur[i:j])
 		i = j
 	}
 	copy(r.orig, cur)
@@ -273,13 +216,11 @@ func (r *fcReplay) flush() {
 // done is replay_done: counts from the bitmaps, bitmaps written,
 // descriptors checksummed, the state restored, flushed.
 func (r *fcReplay) done() error {
-	c := r.c
 	r.summaryStats()
-	c.writeBitmaps(r.d)
-	r.setGDTCsum()
-	c.sb.SetState(r.state)
+	r.h.StoreBitmaps()
+	r.sb.SetState(r.state)
 	r.flush()
-	return c.WriteError()
+	return r.h.WriteError()
 }
 
 // summaryStats is ext2fs_calculate_summary_stats(fs, 0) of 1.47.0. It
@@ -288,16 +229,14 @@ func (r *fcReplay) done() error {
 // total, scaled again by the cluster ratio, is ratio times too large (in
 // a C int). e2fsck's pass 5 then corrects them.
 func (r *fcReplay) summaryStats() {
-	c := r.c
-	f := c.fs
-	d := r.d
+	f := r.fs
 	bpg := uint64(f.BlocksPerGroup)
 	var total, groupFree int32
 	var count uint64
 	uninit := true
 	g := uint32(0)
 	for blk := f.FirstDataBlock; blk < f.BlocksCount; blk++ {
-		if !d.blocks.Test(f.ClusterOf(blk)) {
+		if !r.blocks.Test(f.ClusterOf(blk)) {
 			groupFree++
 			total++
 		} else {
@@ -317,13 +256,13 @@ func (r *fcReplay) summaryStats() {
 		}
 	}
 	total <<= f.ClusterBits
-	c.sb.SetFreeBlocksCount(uint64(int64(total)))
+	r.sb.SetFreeBlocksCount(uint64(int64(total)))
 	ipg := f.InodesPerGroup
 	var itotal, ifree uint32
 	var lastAlloc, icount uint32
 	g = 0
 	for ino := uint32(1); ino <= f.InodesCount && ino > 0; ino++ {
-		if !d.inodes.Test(uint64(ino)) {
+		if !r.inodes.Test(uint64(ino)) {
 			ifree++
 			itotal++
 		} else {
@@ -344,30 +283,26 @@ func (r *fcReplay) summaryStats() {
 			icount, ifree, lastAlloc = 0, 0, 0
 		}
 	}
-	c.sb.SetFreeInodesCount(itotal)
+	r.sb.SetFreeInodesCount(itotal)
 }
-
-// setGDTCsum is the library's ext2fs_set_gdt_csum over fs->inode_map.
-func (r *fcReplay) setGDTCsum() { r.c.setGDTCsumFrom(r.d.inodes) }
 
 // readInode reads inode ino whole (the library's read with checksum
 // errors ignored); ext2fs.ErrBadInodeNum when ino is out of range.
 func (r *fcReplay) readInode(ino uint32) (ondisk.Inode, error) {
-	f := r.c.fs
+	f := r.fs
 	if ino == 0 || ino > f.InodesCount {
 		return nil, ext2fs.ErrBadInodeNum
 	}
 	n := make(ondisk.Inode, f.InodeSize)
 	if err := f.ReadInode(ino, n, make([]byte, f.BlockSize)); err != nil {
-		return nil, fcUnsupported("inode %d unreadable: %v", ino, err)
+		return nil, Unsupported("inode %d unreadable: %v", ino, err)
 	}
 	return n, nil
 }
 
 // inode is ext4_fc_handle_inode.
 func (r *fcReplay) inode(v []byte) error {
-	c := r.c
-	f := c.fs
+	f := r.fs
 	if err := fcReads(v, 4); err != nil {
 		return err
 	}
@@ -409,22 +344,22 @@ func (r *fcReplay) inode(v []byte) error {
 		copy(n[iBlockOff:iBlockOff+60], raw[iBlockOff:iBlockOff+60])
 	}
 	r.iblkSet(n, r.countBlocks(n))
-	c.writeInode(ino, n)
+	r.h.WriteInode(ino, n)
 	if n.LinksCount() != 0 {
-		r.d.inodes.Set(uint64(ino))
+		r.inodes.Set(uint64(ino))
 	} else {
-		r.d.inodes.Clear(uint64(ino))
+		r.inodes.Clear(uint64(ino))
 	}
-	return c.WriteError()
+	return r.h.WriteError()
 }
 
 // iblkSet is ext2fs_iblk_set.
 func (r *fcReplay) iblkSet(n ondisk.Inode, b uint64) {
-	huge := r.c.sb.HasRoCompat(ondisk.RoCompatHugeFile)
+	huge := r.sb.HasRoCompat(ondisk.RoCompatHugeFile)
 	if !huge || n.Flags()&ondisk.FlagHugeFile == 0 {
-		b *= uint64(r.c.fs.BlockSize / 512)
+		b *= uint64(r.fs.BlockSize / 512)
 	}
-	b <<= r.c.fs.ClusterBits
+	b <<= r.fs.ClusterBits
 	binary.LittleEndian.PutUint32(n[0x1C:], uint32(b))
 	if huge {
 		binary.LittleEndian.PutUint16(n[0x74:], uint16(b>>32))
@@ -436,7 +371,7 @@ func (r *fcReplay) iblkSet(n ondisk.Inode, b uint64) {
 // leaf as the walk goes (the root's end, the file size in blocks, counts
 // once). An inode without an extent tree counts 0.
 func (r *fcReplay) countBlocks(n ondisk.Inode) uint64 {
-	f := r.c.fs
+	f := r.fs
 	if allZero(n.IBlock()) {
 		// ext2fs_extent_open2 gives an all-zero i_block an empty root
 		// and the extents flag, in the caller's inode.
@@ -450,7 +385,7 @@ func (r *fcReplay) countBlocks(n ondisk.Inode) uint64 {
 		return 0
 	}
 	depth := int(root.Depth())
-	if depth > maxExtentLevels {
+	if depth > maxExtentDepth {
 		return 0
 	}
 	var count uint64
@@ -514,7 +449,6 @@ func (r *fcReplay) flushExtents(ino uint32) error {
 
 // rewriteExtentTree is e2fsck_rewrite_extent_tree.
 func (r *fcReplay) rewriteExtentTree() error {
-	c := r.c
 	ino := r.listIno
 	n, err := r.readInode(ino)
 	if err != nil {
@@ -523,19 +457,19 @@ func (r *fcReplay) rewriteExtentTree() error {
 	if n.Flags()&ondisk.FlagInlineData != 0 {
 		return nil
 	}
-	segs := make([]extSeg, 0, len(r.list))
+	segs := make([]Seg, 0, len(r.list))
 	for _, e := range r.list {
 		if e.len == 0 {
 			continue
 		}
-		segs = append(segs, extSeg{lblk: e.lblk, pblk: e.pblk, len: uint64(e.len), uninit: e.uninit})
+		segs = append(segs, Seg{Lblk: e.lblk, Pblk: e.pblk, Len: uint64(e.len), Uninit: e.uninit})
 	}
-	if err := c.rewriteExtents(ino, n, segs, r.freed); err != nil {
-		return fcUnsupported("rewriting the extents of inode %d: %v", ino, err)
+	if err := r.h.RewriteExtents(ino, n, segs, r.freed); err != nil {
+		return Unsupported("rewriting the extents of inode %d: %v", ino, err)
 	}
 	r.iblkSet(n, r.countBlocks(n))
-	c.writeInode(ino, n)
-	return c.WriteError()
+	r.h.WriteInode(ino, n)
+	return r.h.WriteError()
 }
 
 // readExtents is ext4_fc_read_extents: the list of ino's extents, read
@@ -549,7 +483,7 @@ func (r *fcReplay) readExtents(ino uint32) error {
 	if err != nil {
 		return r.libError("ext4_fc_read_extents", lineReadExtents, err)
 	}
-	segs, freed, err := r.c.loadExtentList(ino, n, nil)
+	segs, freed, err := r.h.LoadExtents(ino, n)
 	switch {
 	case err == nil:
 	case err.Error() == string(ext2fs.ErrInodeNotExtent) || errors.Is(err, ext2fs.ErrExtentHeaderBad):
@@ -559,14 +493,14 @@ func (r *fcReplay) readExtents(ino uint32) error {
 	default:
 		// A tree block unreadable (e2fsck's I/O handler would ask),
 		// a bad checksum or a cyclic tree: not emulated.
-		return fcUnsupported("reading the extents of inode %d: %v", ino, err)
+		return Unsupported("reading the extents of inode %d: %v", ino, err)
 	}
 	r.list = r.list[:0]
 	for _, s := range segs {
-		if s.len >= 1<<32 {
-			return fcUnsupported("extent too long")
+		if s.Len >= 1<<32 {
+			return Unsupported("extent too long")
 		}
-		r.list = append(r.list, fcExt{lblk: s.lblk, pblk: s.pblk, len: uint32(s.len), uninit: s.uninit})
+		r.list = append(r.list, fcExt{lblk: s.Lblk, pblk: s.Pblk, len: uint32(s.Len), uninit: s.Uninit})
 	}
 	r.freed = freed
 	return nil
@@ -623,7 +557,7 @@ func (r *fcReplay) delRange(v []byte) error {
 // widened to whole clusters; a range not wholly inside the bitmap is left
 // alone with the library's warning on stderr.
 func (r *fcReplay) markRange(b uint64, n uint32, used bool) {
-	f := r.c.fs
+	f := r.fs
 	r.work += uint64(n)
 	if r.work > fcWorkLimit {
 		return
@@ -639,14 +573,14 @@ func (r *fcReplay) markRange(b uint64, n uint32, used bool) {
 		if !used {
 			msg = ext2fs.ErrBadBlockUnmark
 		}
-		r.c.diag(string(msg)+" #%d for block bitmap for %s\n", cl, r.c.fcDevice())
+		r.diag(string(msg)+" #%d for block bitmap for %s\n", cl, r.device)
 		return
 	}
 	for i := uint64(0); i < uint64(num); i++ {
 		if used {
-			r.d.blocks.Set(cl + i)
+			r.blocks.Set(cl + i)
 		} else {
-			r.d.blocks.Clear(cl + i)
+			r.blocks.Clear(cl + i)
 		}
 	}
 }
@@ -704,7 +638,7 @@ func (r *fcReplay) modify(ex fcExt, del bool) error {
 	}
 	r.list = l
 	if r.work > fcWorkLimit {
-		return fcUnsupported("extent lists too large")
+		return Unsupported("extent lists too large")
 	}
 	return nil
 }
@@ -770,7 +704,7 @@ func dentry(v []byte, n int) (parent, ino uint32, name string, err error) {
 	case nameLen == -1:
 		// malloc(0) succeeds and memcpy copies SIZE_MAX bytes: e2fsck
 		// crashes.
-		return 0, 0, "", fcUnsupported("dentry record of 7 bytes")
+		return 0, 0, "", Unsupported("dentry record of 7 bytes")
 	case nameLen < 0:
 		// malloc of a negative size fails.
 		return 0, 0, "", errFCNoMem
@@ -805,10 +739,9 @@ func (r *fcReplay) replayDir(dir uint32) (ondisk.Inode, error) {
 // over that leaf. A full leaf (which the library splits, growing the
 // directory) is not emulated.
 func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, ft uint8) error {
-	c := r.c
-	f := c.fs
+	f := r.fs
 	bs := f.BlockSize
-	lblks, pblks := c.dirDataBlocks(n, 1<<20)
+	lblks, pblks := r.h.DirBlocks(n)
 	bmap := func(l uint64) (uint64, bool) {
 		for i, x := range lblks {
 			if uint64(x) == l {
@@ -821,7 +754,7 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	read := func(l uint64) (uint64, error) {
 		pb, ok := bmap(l)
 		if !ok || f.ReadBlock(pb, buf) != nil {
-			return 0, fcUnsupported("directory %d block %d unreadable", dir, l)
+			return 0, Unsupported("directory %d block %d unreadable", dir, l)
 		}
 		return pb, nil
 	}
@@ -833,21 +766,21 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	if alg != dirhash.Legacy && alg != dirhash.HalfMD4 && alg != dirhash.TEA {
 		return ext2fs.ErrDirhashUnsupp
 	}
-	if c.sb.Flags()&ondisk.FlagUnsignedHash != 0 {
+	if r.sb.Flags()&ondisk.FlagUnsignedHash != 0 {
 		alg = alg.Unsigned()
 	}
 	levels := int(buf[rootOff+6])
 	maxLevels := 2
-	if c.sb.HasIncompat(ondisk.IncompatLargeDir) {
+	if r.sb.HasIncompat(ondisk.IncompatLargeDir) {
 		maxLevels = 3
 	}
 	if levels >= maxLevels {
 		return ext2fs.ErrDirCorrupted
 	}
-	seed := c.sb.HashSeed()
+	seed := r.sb.HashSeed()
 	hash, _, err := dirhash.Hash(alg, []byte(name), &seed)
 	if err != nil {
-		return fcUnsupported("hashing %q: %v", name, err)
+		return Unsupported("hashing %q: %v", name, err)
 	}
 	le := binary.LittleEndian
 	var leaf uint64
@@ -883,12 +816,12 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	if err != nil {
 		return err
 	}
-	if !c.sb.HasIncompat(ondisk.IncompatFiletype) {
+	if !r.sb.HasIncompat(ondisk.IncompatFiletype) {
 		ft = 0
 	}
 	done, changed, lerr := ext2fs.LinkInBlock(buf, bs, f.MetadataCsum, name, ino, ft)
 	if changed {
-		c.writeDirBlock(pb, buf, dir)
+		r.h.WriteDirBlock(pb, buf, dir)
 	}
 	switch {
 	case lerr != nil:
@@ -896,9 +829,9 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	case !done:
 		// dx_grow_tree: a block added with ext2fs_fallocate and the
 		// leaf split, or the index grown; not emulated.
-		return fcUnsupported("htree leaf of directory %d full", dir)
+		return Unsupported("htree leaf of directory %d full", dir)
 	}
-	return c.WriteError()
+	return r.h.WriteError()
 }
 
 // fcDxCountLimit is ext2fs_get_dx_countlimit: the offset of the
@@ -943,7 +876,7 @@ func (r *fcReplay) unlink(v []byte, n int) error {
 	if err := r.unlinkName(parent, name, ino, false); err != nil {
 		return r.libError("ext4_fc_handle_unlink", lineHandleUnlink, err)
 	}
-	return r.c.WriteError()
+	return r.h.WriteError()
 }
 
 // unlinkName is ext2fs_unlink(fs, dir, name, ino, force ?
@@ -951,8 +884,7 @@ func (r *fcReplay) unlink(v []byte, n int) error {
 // forced or ino is 0, naming ino) is merged into the previous entry of
 // its block, or emptied when first in its block.
 func (r *fcReplay) unlinkName(dir uint32, name string, ino uint32, force bool) error {
-	c := r.c
-	f := c.fs
+	f := r.fs
 	dn, err := r.replayDir(dir)
 	if err != nil {
 		return err
@@ -961,19 +893,19 @@ func (r *fcReplay) unlinkName(dir uint32, name string, ino uint32, force bool) e
 		return r.inlineUnlink(dir, dn, name, ino, force)
 	}
 	bs := f.BlockSize
-	_, pblks := c.dirDataBlocks(dn, 1<<20)
+	_, pblks := r.h.DirBlocks(dn)
 	buf := make([]byte, bs)
 	for _, pb := range pblks {
 		if pb >= f.BlocksCount || f.ReadBlock(pb, buf) != nil {
 			// e2fsck's I/O handler would report the read.
-			return fcUnsupported("directory %d block %d unreadable", dir, pb)
+			return Unsupported("directory %d block %d unreadable", dir, pb)
 		}
 		done, err := ext2fs.UnlinkInBlock(buf, bs, name, ino, force)
 		if err != nil {
 			return err
 		}
 		if done {
-			c.writeDirBlock(pb, buf, dir)
+			r.h.WriteDirBlock(pb, buf, dir)
 			return nil
 		}
 	}
@@ -1015,17 +947,17 @@ func (r *fcReplay) linkAndCreate(v []byte, reclen int) error {
 	}
 	// The forced unlink's errors are ignored, but not its "unsupported".
 	if err := r.unlinkName(parent, name, ino, true); err != nil {
-		if _, ok := isFCUnsupported(err); ok {
+		if _, ok := IsUnsupported(err); ok {
 			return err
 		}
 	}
 	if err := r.link(parent, name, ino, ft); err != nil {
-		if _, ok := isFCUnsupported(err); ok {
+		if _, ok := IsUnsupported(err); ok {
 			return err
 		}
 		return r.libError("ext4_fc_handle_link_and_create", lineLinkLink, err)
 	}
-	return r.c.WriteError()
+	return r.h.WriteError()
 }
 
 // link is ext2fs_link(fs, dir, name, ino, ft) without
@@ -1041,7 +973,7 @@ func (r *fcReplay) link(dir uint32, name string, ino uint32, ft uint8) error {
 		if !dn.IsDir() || dn.Flags()&(ondisk.FlagInlineData|ondisk.FlagCasefold) != 0 {
 			// dx_link on a non-directory, an inline one, or hashing
 			// casefolded names: not emulated.
-			return fcUnsupported("indexed inode %d is not a plain directory", dir)
+			return Unsupported("indexed inode %d is not a plain directory", dir)
 		}
 		return r.dxLink(dir, dn, name, ino, ft)
 	}
@@ -1051,30 +983,12 @@ func (r *fcReplay) link(dir uint32, name string, ino uint32, ft uint8) error {
 	if dn.Flags()&ondisk.FlagInlineData != 0 {
 		return r.inlineLink(dir, dn, name, ino, ft)
 	}
-	f := r.c.fs
-	if _, pblks := r.c.dirDataBlocks(dn, 1<<20); len(pblks) > 0 && slices.Max(pblks) >= f.BlocksCount {
+	f := r.fs
+	if _, pblks := r.h.DirBlocks(dn); len(pblks) > 0 && slices.Max(pblks) >= f.BlocksCount {
 		// e2fsck's I/O handler would report the read.
-		return fcUnsupported("directory %d has blocks outside the filesystem", dir)
+		return Unsupported("directory %d has blocks outside the filesystem", dir)
 	}
-	switch err := r.c.linkName(dir, name, ino, ft, false); {
-	case err == nil:
-	case errors.Is(err, ext2fs.ErrDirNoSpace):
-		return err
-	case errors.Is(err, errDirCorrupted):
-		return ext2fs.ErrDirCorrupted
-	default:
-		return fcUnsupported("linking %q into %d: %v", name, dir, err)
-	}
-	return nil
-}
-
-// isFCUnsupported reports whether err is an *errFCUnsupported.
-func isFCUnsupported(err error) (string, bool) {
-	var e *errFCUnsupported
-	if errors.As(err, &e) {
-		return e.why, true
-	}
-	return "", false
+	return r.h.Link(dir, name, ino, ft)
 }
 
 func allZero(b []byte) bool {
