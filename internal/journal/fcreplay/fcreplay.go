@@ -235,7 +235,10 @@ func (r *fcReplay) libError(fn string, line int, err error) error {
 // bytes past its buffer, which is not deterministic.
 func fcReads(v []byte, n int) error {
 	if n > len(v) {
-		return Unsupported("record read past the block")
+		return errPastBlock()
 	}
 	return nil
 }
+
+// errPastBlock is the reason of fcReads.
+func errPastBlock() error { return Unsupported("record read past the block") }

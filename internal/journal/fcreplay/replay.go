@@ -98,7 +98,6 @@ func (r *fcReplay) block(b []byte) (bool, error) {
 			return true, err
 		}
 	}
-	le := binary.LittleEndian
 	end := len(b) - 1
 	for cur := 0; cur < end; {
 		if r.tags == 0 {
@@ -110,8 +109,7 @@ func (r *fcReplay) block(b []byte) (bool, error) {
 			// record after such a header.
 			return true, Unsupported("record header past the block")
 		}
-		tag := jbd2.FCTag(le.Uint16(b[cur:]))
-		n := int(le.Uint16(b[cur+2:]))
+		tag, n, _ := jbd2.DecodeFCTagHeader(b[cur:])
 		val := cur + jbd2.FCTagHeaderSize
 		r.tags--
 		// The handlers read their structures from the value whatever
@@ -303,17 +301,16 @@ func (r *fcReplay) readInode(ino uint32) (ondisk.Inode, error) {
 // inode is ext4_fc_handle_inode.
 func (r *fcReplay) inode(v []byte) error {
 	f := r.fs
-	if err := fcReads(v, 4); err != nil {
-		return err
+	ino, raw, ok := jbd2.DecodeFCInode(v)
+	if !ok {
+		return errPastBlock()
 	}
-	ino := binary.LittleEndian.Uint32(v)
-	raw := v[4:]
 	ilen := ondisk.GoodOldInodeSize
 	if f.InodeSize > ondisk.GoodOldInodeSize {
 		if err := fcReads(raw, ondisk.GoodOldInodeSize+2); err != nil {
 			return err
 		}
-		extra := int(binary.LittleEndian.Uint16(raw[0x80:]))
+		extra := int(ondisk.Inode(raw).ExtraIsize())
 		if extra < 4 || extra > f.InodeSize-ondisk.GoodOldInodeSize {
 			return r.libError("ext4_fc_handle_inode", lineHandleInode, ext2fs.ErrFilesystemCorrupted)
 		}
@@ -329,19 +326,19 @@ func (r *fcReplay) inode(v []byte) error {
 	if err != nil {
 		return r.libError("ext4_fc_handle_inode", lineHandleInode, err)
 	}
-	const iBlockOff, iGenerationOff = 0x28, 0x64
+	const iBlockOff, iGenerationOff = ondisk.IBlockOffset, ondisk.GenerationOffset
 	copy(n[:iBlockOff], raw[:iBlockOff])
 	copy(n[iGenerationOff:ilen], raw[iGenerationOff:ilen])
 	// ext4_fc_replay_fixup_iblocks
 	if n.Flags()&ondisk.FlagExtents != 0 {
 		if ondisk.ExtentHeader(n.IBlock()).Magic() != ondisk.ExtentMagic {
-			h := n.IBlock()[:ondisk.ExtentHeaderSize]
+			h := ondisk.ExtentHeader(n.IBlock()[:ondisk.ExtentHeaderSize])
 			clear(h)
-			binary.LittleEndian.PutUint16(h[0:], ondisk.ExtentMagic)
-			binary.LittleEndian.PutUint16(h[4:], 4)
+			h.SetMagic(ondisk.ExtentMagic)
+			h.SetMax(4)
 		}
 	} else if n.Flags()&ondisk.FlagInlineData != 0 {
-		copy(n[iBlockOff:iBlockOff+60], raw[iBlockOff:iBlockOff+60])
+		copy(n.IBlock(), raw[iBlockOff:iBlockOff+ondisk.IBlockSize])
 	}
 	r.iblkSet(n, r.countBlocks(n))
 	r.h.WriteInode(ino, n)
@@ -360,9 +357,9 @@ func (r *fcReplay) iblkSet(n ondisk.Inode, b uint64) {
 		b *= uint64(r.fs.BlockSize / 512)
 	}
 	b <<= r.fs.ClusterBits
-	binary.LittleEndian.PutUint32(n[0x1C:], uint32(b))
+	n.SetBlocksLo(uint32(b))
 	if huge {
-		binary.LittleEndian.PutUint16(n[0x74:], uint16(b>>32))
+		n.SetBlocksHi(uint16(b >> 32))
 	}
 }
 
@@ -375,9 +372,9 @@ func (r *fcReplay) countBlocks(n ondisk.Inode) uint64 {
 	if allZero(n.IBlock()) {
 		// ext2fs_extent_open2 gives an all-zero i_block an empty root
 		// and the extents flag, in the caller's inode.
-		h := n.IBlock()
-		binary.LittleEndian.PutUint16(h[0:], ondisk.ExtentMagic)
-		binary.LittleEndian.PutUint16(h[4:], 4)
+		h := ondisk.ExtentHeader(n.IBlock())
+		h.SetMagic(ondisk.ExtentMagic)
+		h.SetMax(4)
 		n.SetFlags(n.Flags() | ondisk.FlagExtents)
 	}
 	root := ondisk.ExtentHeader(n.IBlock())
@@ -508,12 +505,8 @@ func (r *fcReplay) readExtents(ino uint32) error {
 
 // decodeExtent is ext2fs_decode_extent of a 12-byte on-disk extent.
 func decodeExtent(b []byte) fcExt {
-	le := binary.LittleEndian
-	e := fcExt{
-		lblk: uint64(le.Uint32(b[0:])),
-		len:  uint32(le.Uint16(b[4:])),
-		pblk: uint64(le.Uint32(b[8:])) | uint64(le.Uint16(b[6:]))<<32,
-	}
+	x := ondisk.ExtentEntry(b)
+	e := fcExt{lblk: uint64(x.Lblk()), len: uint32(x.RawLen()), pblk: x.Start()}
 	if e.len > ext2fs.ExtInitMaxLen {
 		e.len -= ext2fs.ExtInitMaxLen
 		e.uninit = true
@@ -523,33 +516,32 @@ func decodeExtent(b []byte) fcExt {
 
 // addRange is ext4_fc_handle_add_extent.
 func (r *fcReplay) addRange(v []byte) error {
-	if err := fcReads(v, 16); err != nil {
-		return err
+	ino, ext, ok := jbd2.DecodeFCAddRange(v)
+	if !ok {
+		return errPastBlock()
 	}
-	ino := binary.LittleEndian.Uint32(v)
 	if err := r.flushExtents(ino); err != nil {
 		return err
 	}
 	if err := r.readExtents(ino); err != nil {
 		return err
 	}
-	return r.modify(decodeExtent(v[4:16]), false)
+	return r.modify(decodeExtent(ext), false)
 }
 
 // delRange is ext4_fc_handle_del_range.
 func (r *fcReplay) delRange(v []byte) error {
-	if err := fcReads(v, 12); err != nil {
-		return err
+	ino, lblk, n, ok := jbd2.DecodeFCDelRange(v)
+	if !ok {
+		return errPastBlock()
 	}
-	le := binary.LittleEndian
-	ino := le.Uint32(v)
 	if err := r.flushExtents(ino); err != nil {
 		return err
 	}
 	if err := r.readExtents(ino); err != nil {
 		return err
 	}
-	return r.modify(fcExt{lblk: uint64(le.Uint32(v[4:])), len: le.Uint32(v[8:])}, true)
+	return r.modify(fcExt{lblk: uint64(lblk), len: n}, true)
 }
 
 // markRange is ext2fs_mark_block_bitmap_range2 (used) or
@@ -695,11 +687,10 @@ func sortAndMerge(l []fcExt) []fcExt {
 // (n is the record's length), as the C string e2fsck makes of it (cut at
 // the first NUL).
 func dentry(v []byte, n int) (parent, ino uint32, name string, err error) {
-	if err := fcReads(v, 8); err != nil {
-		return 0, 0, "", err
+	parent, ino, ok := jbd2.DecodeFCDentry(v)
+	if !ok {
+		return 0, 0, "", errPastBlock()
 	}
-	le := binary.LittleEndian
-	parent, ino = le.Uint32(v), le.Uint32(v[4:])
 	switch nameLen := n - 8; {
 	case nameLen == -1:
 		// malloc(0) succeeds and memcpy copies SIZE_MAX bytes: e2fsck
@@ -761,15 +752,15 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	if _, err := read(0); err != nil {
 		return err
 	}
-	const rootOff = 24
-	alg := dirhash.Version(buf[rootOff+4])
+	info, _ := ondisk.DecodeDxRootInfo(buf)
+	alg := dirhash.Version(info.HashVersion)
 	if alg != dirhash.Legacy && alg != dirhash.HalfMD4 && alg != dirhash.TEA {
 		return ext2fs.ErrDirhashUnsupp
 	}
 	if r.sb.Flags()&ondisk.FlagUnsignedHash != 0 {
 		alg = alg.Unsigned()
 	}
-	levels := int(buf[rootOff+6])
+	levels := int(info.IndirectLevels)
 	maxLevels := 2
 	if r.sb.HasIncompat(ondisk.IncompatLargeDir) {
 		maxLevels = 3
@@ -782,7 +773,6 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	if err != nil {
 		return Unsupported("hashing %q: %v", name, err)
 	}
-	le := binary.LittleEndian
 	var leaf uint64
 	for level := 0; level <= levels; level++ {
 		if level > 0 {
@@ -803,14 +793,14 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 		p, q := 1, count-1
 		for p <= q {
 			m := p + (q-p)/2
-			if le.Uint32(buf[off+m*ondisk.DxEntrySize:]) > hash {
+			if h, _, _ := ondisk.DxEntry(buf, off, m); h > hash {
 				q = m - 1
 			} else {
 				p = m + 1
 			}
 		}
-		at := off + (p-1)*ondisk.DxEntrySize
-		leaf = uint64(le.Uint32(buf[at+4:]) & 0x0fffffff)
+		_, blk, _ := ondisk.DxEntry(buf, off, p-1)
+		leaf = uint64(blk & 0x0fffffff)
 	}
 	pb, err := read(leaf)
 	if err != nil {
@@ -848,7 +838,7 @@ func fcDxCountLimit(bs int, buf []byte) (int, error) {
 			return 0, ext2fs.ErrDBNotFound
 		}
 		// struct ext2_dx_root_info after "..": reserved_zero, info_length.
-		if le.Uint32(buf[24:]) != 0 || buf[24+5] != 8 {
+		if info, _ := ondisk.DecodeDxRootInfo(buf); info.ReservedZero != 0 || info.InfoLength != 8 {
 			return 0, ext2fs.ErrDBNotFound
 		}
 		off = 32
@@ -856,7 +846,7 @@ func fcDxCountLimit(bs int, buf []byte) (int, error) {
 		return 0, ext2fs.ErrDBNotFound
 	}
 	maxSane := (bs - off) / ondisk.DxEntrySize
-	if int(le.Uint16(buf[off:])) > maxSane || int(le.Uint16(buf[off+2:])) > maxSane {
+	if limit, count, _ := ondisk.DxCountLimit(buf, off); limit > maxSane || count > maxSane {
 		return 0, ext2fs.ErrDirNoSpaceForCsum
 	}
 	return off, nil
