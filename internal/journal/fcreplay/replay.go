@@ -520,13 +520,7 @@ func (r *fcReplay) addRange(v []byte) error {
 	if !ok {
 		return errPastBlock()
 	}
-	if err := r.flushExtents(ino); err != nil {
-		return err
-	}
-	if err := r.readExtents(ino); err != nil {
-		return err
-	}
-	return r.modify(decodeExtent(ext), false)
+	return r.editExtents(ino, decodeExtent(ext), false)
 }
 
 // delRange is ext4_fc_handle_del_range.
@@ -535,13 +529,20 @@ func (r *fcReplay) delRange(v []byte) error {
 	if !ok {
 		return errPastBlock()
 	}
+	return r.editExtents(ino, fcExt{lblk: uint64(lblk), len: n}, true)
+}
+
+// editExtents applies a range record to ino's extent list: the list held
+// for another inode is written back, ino's read, and ex added (or, with
+// del, punched).
+func (r *fcReplay) editExtents(ino uint32, ex fcExt, del bool) error {
 	if err := r.flushExtents(ino); err != nil {
 		return err
 	}
 	if err := r.readExtents(ino); err != nil {
 		return err
 	}
-	return r.modify(fcExt{lblk: uint64(lblk), len: n}, true)
+	return r.modify(ex, del)
 }
 
 // markRange is ext2fs_mark_block_bitmap_range2 (used) or
@@ -915,24 +916,12 @@ func (r *fcReplay) linkAndCreate(v []byte, reclen int) error {
 	if err != nil {
 		return r.libError("ext4_fc_handle_link_and_create", lineLinkReadInode, err)
 	}
-	var ft uint8
-	switch n.Mode() & ondisk.SIFMT {
-	case ondisk.SIFREG:
-		ft = ondisk.FTRegFile
-	case ondisk.SIFDIR:
-		ft = ondisk.FTDir
-	case ondisk.SIFCHR:
-		ft = ondisk.FTChrdev
-	case ondisk.SIFBLK:
-		ft = ondisk.FTBlkdev
-	case ondisk.SIFLNK:
+	ft := ondisk.FileTypeOfMode(n.Mode())
+	switch ft {
+	case ondisk.FTSymlink:
 		// e2fsck returns EXT2_FT_SYMLINK here without linking.
 		return nil
-	case ondisk.SIFIFO:
-		ft = ondisk.FTFifo
-	case ondisk.SIFSOCK:
-		ft = ondisk.FTSock
-	default:
+	case ondisk.FTUnknown:
 		return errFCInval
 	}
 	// The forced unlink's errors are ignored, but not its "unsupported".
