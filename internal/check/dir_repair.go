@@ -3,6 +3,7 @@ package check
 import (
 	"encoding/binary"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -284,30 +285,6 @@ func initDirTail(buf []byte, bs int) {
 	t[7] = ondisk.DirTailFileType
 }
 
-// putDirent writes an entry header at off.
-func putDirent(buf []byte, off int, ino uint32, recLen int, nameLen int, ft uint8, bs int) {
-	binary.LittleEndian.PutUint32(buf[off:], ino)
-	setRecLen(buf, off, recLen, bs)
-	buf[off+6] = uint8(nameLen)
-	buf[off+7] = ft
-}
-
-// setRecLen is ext2fs_set_rec_len.
-func setRecLen(buf []byte, off, recLen, bs int) {
-	v := uint16(recLen)
-	if recLen >= 65536 {
-		if recLen == bs {
-			v = 0xFFFF
-			if bs != 65536 {
-				v = 0
-			}
-		} else {
-			v = uint16(recLen&0xFFFC) | uint16(recLen>>16)&3
-		}
-	}
-	binary.LittleEndian.PutUint16(buf[off+4:], v)
-}
-
 // newDirBlock is ext2fs_new_dir_block: an empty block, or with dirIno
 // set, '.' and '..' (parent); with metadata_csum a tail.
 func (c *Checker) newDirBlock(dirIno, parent uint32) []byte {
@@ -323,11 +300,11 @@ func (c *Checker) newDirBlock(dirIno, parent uint32) []byte {
 		ft = ondisk.FTDir
 	}
 	if dirIno == 0 {
-		setRecLen(buf, 0, bs-csumSize, bs)
+		ext2fs.SetRecLen(buf, 0, bs-csumSize, bs)
 	} else {
-		putDirent(buf, 0, dirIno, 12, 1, ft, bs)
+		ext2fs.PutDirent(buf, 0, dirIno, 12, 1, ft, bs)
 		buf[8] = '.'
-		putDirent(buf, 12, parent, bs-12-csumSize, 2, ft, bs)
+		ext2fs.PutDirent(buf, 12, parent, bs-12-csumSize, 2, ft, bs)
 		buf[20], buf[21] = '.', '.'
 	}
 	if csumSize > 0 {

@@ -6,6 +6,7 @@ import (
 
 	"gofsck/internal/casefold"
 	"gofsck/internal/ondisk"
+	"gofsck/internal/qsort"
 )
 
 // Directories both encrypted and casefolded (EXT4_ENCRYPT_FL and
@@ -121,9 +122,9 @@ func rehashCmp(fo *casefold.Folder) func(a, b *hashEntry) int {
 	}
 }
 
-// sortRehash sorts entries as e2fsck's sort_r does on glibc (qsortGlibc),
+// sortRehash sorts entries as e2fsck's sort_r does on glibc (qsort.Glibc),
 // which fixes the order where the comparator is not a total order (names
 // that do not fold, in a casefolded directory).
 func sortRehash(ents []hashEntry, fo *casefold.Folder) {
-	qsortGlibc(ents, rehashCmp(fo))
+	qsort.Glibc(ents, rehashCmp(fo))
 }

@@ -7,6 +7,7 @@ import (
 
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/journal"
+	"gofsck/internal/journal/fcreplay"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/ondisk/jbd2"
 	"gofsck/internal/problem"
@@ -82,7 +83,7 @@ func (c *Checker) RecoverJournal() RecoverResult {
 	}
 	if fcTags > 0 && res.Scan != nil && res.Scan.Err == nil {
 		if err := c.replayFastCommits(jn, fcTags); err != nil {
-			if why, ok := isFCUnsupported(err); ok {
+			if why, ok := fcreplay.IsUnsupported(err); ok {
 				return RecoverResult{Unsupported: why}
 			}
 			if r, ok := c.fcReplayFailed(j, jn, err, res); ok {

@@ -10,6 +10,7 @@ import (
 	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
+	"gofsck/internal/qsort"
 )
 
 // maxSizes is the largest file a block-mapped inode can address, per
@@ -876,7 +877,7 @@ func (c *Checker) processDeferred(s *inodeScratch) {
 	is64 := c.sb.Is64bit()
 	// process_inode_cmp: differences cast to int, so garbage block
 	// numbers make it no total order, and glibc's merge sort decides.
-	qsortGlibc(c.deferred, func(a, b *deferredInode) int {
+	qsort.Glibc(c.deferred, func(a, b *deferredInode) int {
 		if d := int32(a.inode.Block(12) - b.inode.Block(12)); d != 0 {
 			return int(d)
 		}

@@ -12,6 +12,7 @@ import (
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
+	"gofsck/internal/qsort"
 )
 
 // htree block types and flags (pass 2 bookkeeping per directory block).
@@ -103,9 +104,9 @@ func (c *Checker) pass2(ctx context.Context) error {
 	// e2fsck sorts the list with glibc's qsort (a merge sort) and
 	// comparisons that cast 64-bit differences to int: past 2^31 blocks
 	// apart they are no block order, and the result depends on the merge;
-	// qsortGlibc with the same comparisons gives e2fsck's order on any
+	// qsort.Glibc with the same comparisons gives e2fsck's order on any
 	// volume.
-	qsortGlibc(c.dblist, dirBlockCmp(c.sb.HasCompat(ondisk.CompatDirIndex)))
+	qsort.Glibc(c.dblist, dirBlockCmp(c.sb.HasCompat(ondisk.CompatDirIndex)))
 	const unitBlocks = 256
 	units := (len(c.dblist) + unitBlocks - 1) / unitBlocks
 	nblocks := uint64(len(c.dblist))

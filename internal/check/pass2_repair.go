@@ -140,7 +140,7 @@ func (w *dirWorker) splitDot(recLen int, ft uint8) bool {
 		return true
 	}
 	if !(next+11 <= len(a) && a[next+8] == '.' && a[next+9] == '.' && a[next+10] == 0) {
-		setRecLen(a, next, recLen-12, bs)
+		ext2fs.SetRecLen(a, next, recLen-12, bs)
 		binary.LittleEndian.PutUint32(a[next:], 0)
 		a[next+6] = 0
 		a[next+7] = ft
@@ -195,26 +195,26 @@ func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevS
 	if left < 0 && recLen+left > ondisk.DirentHeaderSize && ondisk.DirRecLen(nameLen, hashRoom) <= recLen+left &&
 		binary.LittleEndian.Uint32(area[off:]) <= w.c.fs.InodesCount && off+8+nameLen <= len(area) &&
 		!containsZero(area[off+8:off+8+nameLen]) {
-		setRecLen(area, off, recLen+left, bs)
+		ext2fs.SetRecLen(area, off, recLen+left, bs)
 		return off
 	}
 	// A plausible length: the previous entry absorbs this one.
 	if prev >= 0 && recLen != 0 && recLen%4 == 0 && off+recLen <= blockLen {
 		p := ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[prev+4:]), bs)
-		setRecLen(area, prev, p+recLen, bs)
+		ext2fs.SetRecLen(area, prev, p+recLen, bs)
 		return off + recLen
 	}
 	// Otherwise the rest of the block goes: to the previous entry, or
 	// as one empty entry.
 	if prev >= 0 {
 		p := ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[prev+4:]), bs)
-		setRecLen(area, prev, p+blockLen-off, bs)
+		ext2fs.SetRecLen(area, prev, p+blockLen-off, bs)
 		return bs
 	}
 	if off+ondisk.DirentHeaderSize > len(area) || blockLen-off < ondisk.DirentHeaderSize {
 		return bs // no room for an entry: the block ends here
 	}
-	setRecLen(area, off, blockLen-off, bs)
+	ext2fs.SetRecLen(area, off, blockLen-off, bs)
 	area[off+6] = 0
 	area[off+7] = 0
 	binary.LittleEndian.PutUint32(area[off:], 0)

@@ -292,12 +292,12 @@ func (c *Checker) linkName(dir uint32, name string, ino uint32, ft uint8, expand
 			if pb >= f.BlocksCount || f.ReadBlock(pb, buf) != nil {
 				return errDirCorrupted
 			}
-			done, changed, err := linkInBlock(buf, bs, f.MetadataCsum, name, ino, ft)
+			done, changed, err := ext2fs.LinkInBlock(buf, bs, f.MetadataCsum, name, ino, ft)
 			if changed {
 				c.writeDirBlock(pb, buf, dir)
 			}
 			if err != nil {
-				return err
+				return errDirCorrupted
 			}
 			if done {
 				return nil
@@ -313,50 +313,6 @@ func (c *Checker) linkName(dir uint32, name string, ino uint32, ft uint8, expand
 	return ext2fs.ErrDirNoSpace
 }
 
-// linkInBlock runs the library's link_proc over one block's entries.
-func linkInBlock(buf []byte, bs int, csum bool, name string, ino uint32, ft uint8) (done, changed bool, err error) {
-	csumSize := 0
-	if csum {
-		csumSize = ondisk.DirTailSize
-	}
-	need := ondisk.DirRecLen(len(name), 0)
-	for off := 0; off < bs-8; {
-		d, _ := ondisk.DecodeDirent(buf, off, bs)
-		if off+d.RecLen > bs || d.RecLen < 8 || d.RecLen%4 != 0 || d.NameLen+8 > d.RecLen {
-			return false, changed, errDirCorrupted
-		}
-		if d.Ino == 0 && csum && off == bs-csumSize && d.RecLen == csumSize &&
-			binary.LittleEndian.Uint16(buf[off+6:]) == uint16(ondisk.DirTailFileType)<<8 {
-			off += d.RecLen
-			continue
-		}
-		cur := d.RecLen
-		if next := off + cur; next < bs-(8+csumSize) {
-			nd, _ := ondisk.DecodeDirent(buf, next, bs)
-			if nd.Ino == 0 && next+nd.RecLen <= bs {
-				cur += nd.RecLen
-				setRecLen(buf, off, cur, bs)
-				changed = true
-			}
-		}
-		if d.Ino != 0 {
-			minLen := ondisk.DirRecLen(d.NameLen, 0)
-			if cur >= minLen+need {
-				setRecLen(buf, off, minLen, bs)
-				putDirent(buf, off+minLen, 0, cur-minLen, 0, 0, bs)
-				changed = true
-			}
-		} else if cur >= need {
-			putDirent(buf, off, ino, cur, len(name), ft, bs)
-			copy(buf[off+8:], name)
-			return true, true, nil
-		}
-		d2, _ := ondisk.DecodeDirent(buf, off, bs)
-		off += d2.RecLen
-	}
-	return false, changed, nil
-}
-
 // unlinkName is ext2fs_unlink of name (naming ino) in dir: the entry is
 // merged into the previous one, or emptied when first in its block.
 func (c *Checker) unlinkName(dir uint32, name string, ino uint32) bool {
@@ -369,24 +325,13 @@ func (c *Checker) unlinkName(dir uint32, name string, ino uint32) bool {
 		if pb >= f.BlocksCount || f.ReadBlock(pb, buf) != nil {
 			return false
 		}
-		prev := -1
-		for off := 0; off < bs-8; {
-			d, _ := ondisk.DecodeDirent(buf, off, bs)
-			if off+d.RecLen > bs || d.RecLen < 8 || d.RecLen%4 != 0 || d.NameLen+8 > d.RecLen {
-				return false
-			}
-			if d.Ino != 0 && string(buf[off+8:off+8+d.NameLen]) == name && (ino == 0 || d.Ino == ino) {
-				if prev >= 0 {
-					p, _ := ondisk.DecodeDirent(buf, prev, bs)
-					setRecLen(buf, prev, p.RecLen+d.RecLen, bs)
-				} else {
-					binary.LittleEndian.PutUint32(buf[off:], 0)
-				}
-				c.writeDirBlock(pb, buf, dir)
-				return true
-			}
-			prev = off
-			off += d.RecLen
+		done, err := ext2fs.UnlinkInBlock(buf, bs, name, ino, false)
+		if err != nil {
+			return false
+		}
+		if done {
+			c.writeDirBlock(pb, buf, dir)
+			return true
 		}
 	}
 	return false

@@ -378,7 +378,7 @@ func copyDirEntries(ents []hashEntry, bs, csumSize, slackPct int, compress, hash
 		if recLen > left {
 			if left > 0 {
 				left += prevRecLen
-				setRecLen(block, dirent, left, bs)
+				ext2fs.SetRecLen(block, dirent, left, bs)
 			}
 			tail(block)
 			block = next()
@@ -393,7 +393,7 @@ func copyDirEntries(ents []hashEntry, bs, csumSize, slackPct int, compress, hash
 				hashes[len(out)-1] = e.hash
 			}
 		}
-		putDirent(block, dirent, e.ino, recLen, len(e.name), e.ft, bs)
+		ext2fs.PutDirent(block, dirent, e.ino, recLen, len(e.name), e.ft, bs)
 		copy(block[dirent+8:], e.name)
 		if hashIn {
 			putStoredHashes(block, dirent, len(e.name), e.hash, e.minor)
@@ -403,14 +403,14 @@ func copyDirEntries(ents []hashEntry, bs, csumSize, slackPct int, compress, hash
 		left -= recLen
 		if left < slack {
 			prevRecLen += left
-			setRecLen(block, dirent, prevRecLen, bs)
+			ext2fs.SetRecLen(block, dirent, prevRecLen, bs)
 			offset += left
 			left = 0
 		}
 		prevHash = e.hash
 	}
 	if left > 0 {
-		setRecLen(block, dirent, recLen+left, bs)
+		ext2fs.SetRecLen(block, dirent, recLen+left, bs)
 	}
 	tail(block)
 	return out, hashes
@@ -429,9 +429,9 @@ func (c *Checker) calculateTree(out [][]byte, hashes []uint32, dir, parent uint3
 	if csumSize > 0 {
 		dxTail = 8 // struct ext2_dx_tail
 	}
-	putDirent(root, 0, dir, 12, 1, ft, bs)
+	ext2fs.PutDirent(root, 0, dir, 12, 1, ft, bs)
 	root[8] = '.'
-	putDirent(root, 12, parent, bs-12, 2, ft, bs)
+	ext2fs.PutDirent(root, 12, parent, bs-12, 2, ft, bs)
 	root[20], root[21] = '.', '.'
 	root[24+4] = c.sb.DefHashVersion() // hash_version
 	root[24+5] = 8                     // info_length
@@ -471,7 +471,7 @@ func (c *Checker) calculateTree(out [][]byte, hashes []uint32, dir, parent uint3
 					return nil, errNoSpace
 				}
 				node = make([]byte, bs)
-				setRecLen(node, 0, bs, bs)
+				ext2fs.SetRecLen(node, 0, bs, bs)
 				out = append(out, node)
 				putEnt(root, limitOff+nodes*8, len(out)-1, hashes[i], nodes != 0)
 				nodes++

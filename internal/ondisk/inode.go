@@ -11,6 +11,11 @@ const (
 	GoodOldInodeSize = 128
 	NBlocks          = 15 // i_block words
 	IBlockSize       = 60 // bytes of i_block
+	// IBlockOffset and GenerationOffset are the offsets of i_block and
+	// i_generation, for copies of an inode's fields by range (the
+	// fast-commit replay's).
+	IBlockOffset     = offIBlock
+	GenerationOffset = offIGeneration
 
 	BadBlocksIno    = 1
 	RootIno         = 2

@@ -48,6 +48,74 @@ func (t FCTag) String() string {
 	return "fc_tag(" + strconv.Itoa(int(t)) + ")"
 }
 
+// Sizes of the fixed parts of the fast-commit values.
+const (
+	FCDentryInfoSize = 8  // struct ext4_fc_dentry_info, before the name
+	FCAddRangeSize   = 16 // struct ext4_fc_add_range
+	FCDelRangeSize   = 12 // struct ext4_fc_del_range
+	FCInodeInoSize   = 4  // ext4_fc_inode.fc_ino, before the raw inode
+)
+
+// Offsets in the values of the dentry, range and inode records.
+const (
+	offFCDentryParent = 0 // ext4_fc_dentry_info.fc_parent_ino
+	offFCDentryIno    = 4 // ext4_fc_dentry_info.fc_ino
+	offFCRangeIno     = 0 // ext4_fc_add_range.fc_ino, ext4_fc_del_range.fc_ino
+	offFCAddExtent    = 4 // ext4_fc_add_range.fc_ex (a 12-byte ext4_extent)
+	offFCDelLblk      = 4 // ext4_fc_del_range.fc_lblk
+	offFCDelLen       = 8 // ext4_fc_del_range.fc_len
+	offFCInodeIno     = 0 // ext4_fc_inode.fc_ino
+)
+
+// DecodeFCTagHeader decodes the struct ext4_fc_tl at the start of b: the
+// record's tag and the length of its value; ok is false when b is
+// shorter than the header.
+func DecodeFCTagHeader(b []byte) (tag FCTag, n int, ok bool) {
+	if len(b) < FCTagHeaderSize {
+		return 0, 0, false
+	}
+	le := binary.LittleEndian
+	return FCTag(le.Uint16(b[offFCTag:])), int(le.Uint16(b[offFCLen:])), true
+}
+
+// DecodeFCDentry decodes the struct ext4_fc_dentry_info that starts the
+// value v of a CREAT, LINK or UNLINK record (the name follows it).
+func DecodeFCDentry(v []byte) (parent, ino uint32, ok bool) {
+	if len(v) < FCDentryInfoSize {
+		return 0, 0, false
+	}
+	le := binary.LittleEndian
+	return le.Uint32(v[offFCDentryParent:]), le.Uint32(v[offFCDentryIno:]), true
+}
+
+// DecodeFCAddRange decodes an ADD_RANGE value: the inode and its new
+// extent, an on-disk ext4_extent aliasing v.
+func DecodeFCAddRange(v []byte) (ino uint32, extent []byte, ok bool) {
+	if len(v) < FCAddRangeSize {
+		return 0, nil, false
+	}
+	return binary.LittleEndian.Uint32(v[offFCRangeIno:]), v[offFCAddExtent:FCAddRangeSize], true
+}
+
+// DecodeFCDelRange decodes a DEL_RANGE value: the inode and the logical
+// range removed.
+func DecodeFCDelRange(v []byte) (ino, lblk, n uint32, ok bool) {
+	if len(v) < FCDelRangeSize {
+		return 0, 0, 0, false
+	}
+	le := binary.LittleEndian
+	return le.Uint32(v[offFCRangeIno:]), le.Uint32(v[offFCDelLblk:]), le.Uint32(v[offFCDelLen:]), true
+}
+
+// DecodeFCInode decodes the inode number of an INODE value; the raw
+// inode follows it.
+func DecodeFCInode(v []byte) (ino uint32, raw []byte, ok bool) {
+	if len(v) < FCInodeInoSize {
+		return 0, nil, false
+	}
+	return binary.LittleEndian.Uint32(v[offFCInodeIno:]), v[FCInodeInoSize:], true
+}
+
 // FCRecord is one fast-commit record; Value aliases the block.
 type FCRecord struct {
 	Tag   FCTag

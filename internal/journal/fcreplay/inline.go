@@ -1,7 +1,6 @@
-package check
+package fcreplay
 
 import (
-	"bytes"
 	"encoding/binary"
 
 	"gofsck/internal/ext2fs"
@@ -27,7 +26,7 @@ const inlineDotDotSize = 4
 func (r *fcReplay) libRecLen(b []byte) int {
 	v := int(binary.LittleEndian.Uint16(b))
 	if v == 65535 || v == 0 {
-		return r.c.fs.BlockSize
+		return r.fs.BlockSize
 	}
 	return v&65532 | (v&3)<<16
 }
@@ -54,52 +53,28 @@ func (r *fcReplay) inlineArea(buf []byte, fn func(off, recLen int) (done bool, e
 	return false, nil
 }
 
-// inlineEA is ext2fs_inline_data_ea_get: the value of system.data (nil
-// when empty or missing).
-func (r *fcReplay) inlineEA(dir uint32) ([]byte, error) {
-	c := r.c
-	n := c.readFullInode(dir)
-	size, ok := c.libInlineDataSize(n)
-	if !ok {
-		return nil, fcUnsupported("inline directory %d with unreadable attributes", dir)
-	}
-	if size == ondisk.IBlockSize {
-		return nil, nil
-	}
-	attrs, ibody, err := c.ibodyXattrs(n)
-	if err != nil {
-		return nil, fcUnsupported("inline directory %d: %v", dir, err)
-	}
-	i := findSystemData(attrs)
-	if i < 0 || i >= ibody || attrs[i].inum != 0 {
-		return nil, fcUnsupported("inline directory %d with system.data outside the inode", dir)
-	}
-	return bytes.Clone(attrs[i].value), nil
-}
-
 // inlineEAArea runs fn over the entries of system.data's value (the last
 // area of ext2fs_inline_data_dir_iterate) and writes the value back when
 // fn changed it; done reports whether fn ended the iteration.
 func (r *fcReplay) inlineEAArea(dir uint32, fn func(buf []byte) (done, changed bool, err error)) (bool, error) {
-	v, err := r.inlineEA(dir)
+	v, err := r.h.InlineData(dir)
 	if err != nil || len(v) == 0 {
 		return false, err
 	}
 	done, changed, err := fn(v)
 	if changed {
-		if serr := r.c.inlineDataEASet(dir, v); serr != nil {
-			return false, fcUnsupported("rewriting system.data of %d: %v", dir, serr)
+		if serr := r.h.SetInlineData(dir, v); serr != nil {
+			return false, Unsupported("rewriting system.data of %d: %v", dir, serr)
 		}
 	}
 	if err != nil {
 		return false, err
 	}
-	return done, r.c.WriteError()
+	return done, r.h.WriteError()
 }
 
 // inlineLink is ext2fs_link's link_proc over an inline directory.
 func (r *fcReplay) inlineLink(dir uint32, n ondisk.Inode, name string, ino uint32, ft uint8) error {
-	c := r.c
 	le := binary.LittleEndian
 	need := ondisk.DirRecLen(len(name), 0)
 	ib := n.IBlock()
@@ -107,14 +82,14 @@ func (r *fcReplay) inlineLink(dir uint32, n ondisk.Inode, name string, ino uint3
 	// i_block[0] is 0, and then takes a name of up to 4 bytes.
 	if le.Uint32(ib) == 0 && need <= ondisk.DirRecLen(2, 0) {
 		le.PutUint32(ib, ino)
-		c.writeInode(dir, n)
-		return c.WriteError()
+		r.h.WriteInode(dir, n)
+		return r.h.WriteError()
 	}
 	csum := 0
-	if c.fs.MetadataCsum {
+	if r.fs.MetadataCsum {
 		csum = ondisk.DirTailSize
 	}
-	if !c.sb.HasIncompat(ondisk.IncompatFiletype) {
+	if !r.sb.HasIncompat(ondisk.IncompatFiletype) {
 		ft = 0
 	}
 	area := func(buf []byte) (bool, bool, error) {
@@ -124,7 +99,7 @@ func (r *fcReplay) inlineLink(dir uint32, n ondisk.Inode, name string, ino uint3
 			if next := off + cur; next < bl-(8+csum) && le.Uint32(buf[next:]) == 0 &&
 				next+int(le.Uint16(buf[next+4:])) <= bl {
 				cur += int(le.Uint16(buf[next+4:]))
-				if cur > c.fs.BlockSize || cur&3 != 0 {
+				if cur > r.fs.BlockSize || cur&3 != 0 {
 					return false, errFCInval
 				}
 				le.PutUint16(buf[off+4:], uint16(cur))
@@ -149,7 +124,7 @@ func (r *fcReplay) inlineLink(dir uint32, n ondisk.Inode, name string, ino uint3
 			le.PutUint32(buf[off:], ino)
 			buf[off+6] = uint8(len(name))
 			copy(buf[off+8:], name)
-			if c.sb.HasIncompat(ondisk.IncompatFiletype) {
+			if r.sb.HasIncompat(ondisk.IncompatFiletype) {
 				buf[off+7] = ft
 			}
 			changed = true
@@ -159,8 +134,8 @@ func (r *fcReplay) inlineLink(dir uint32, n ondisk.Inode, name string, ino uint3
 	}
 	done, changed, err := area(ib[inlineDotDotSize:])
 	if changed {
-		c.writeInode(dir, n)
-		if werr := c.WriteError(); werr != nil {
+		r.h.WriteInode(dir, n)
+		if werr := r.h.WriteError(); werr != nil {
 			return werr
 		}
 	}
@@ -175,7 +150,6 @@ func (r *fcReplay) inlineLink(dir uint32, n ondisk.Inode, name string, ino uint3
 
 // inlineUnlink is ext2fs_unlink's unlink_proc over an inline directory.
 func (r *fcReplay) inlineUnlink(dir uint32, n ondisk.Inode, name string, ino uint32, force bool) error {
-	c := r.c
 	le := binary.LittleEndian
 	ib := n.IBlock()
 	match := func(entIno uint32, entName string) bool {
@@ -193,8 +167,8 @@ func (r *fcReplay) inlineUnlink(dir uint32, n ondisk.Inode, name string, ino uin
 	}
 	if match(le.Uint32(ib), "..") {
 		le.PutUint32(ib, 0)
-		c.writeInode(dir, n)
-		return c.WriteError()
+		r.h.WriteInode(dir, n)
+		return r.h.WriteError()
 	}
 	area := func(buf []byte) (bool, bool, error) {
 		prev := -1
@@ -219,8 +193,8 @@ func (r *fcReplay) inlineUnlink(dir uint32, n ondisk.Inode, name string, ino uin
 		return err
 	}
 	if done {
-		c.writeInode(dir, n)
-		return c.WriteError()
+		r.h.WriteInode(dir, n)
+		return r.h.WriteError()
 	}
 	if done, err = r.inlineEAArea(dir, area); err != nil || done {
 		return err

@@ -1,6 +1,10 @@
-package check
+// Package qsort sorts as glibc's qsort does, for code that must leave
+// slices in the order e2fsck's qsort calls leave them.
+//
+// It is a leaf package: standard library only.
+package qsort
 
-// qsortGlibc sorts s in the order glibc's qsort (and qsort_r) leaves it:
+// Glibc sorts s in the order glibc's qsort (and qsort_r) leaves it:
 // a top-down merge sort that splits n into n/2 and n-n/2 and, merging,
 // takes from the left run while cmp(left, right) <= 0 (msort_with_tmp).
 // e2fsck sorts with comparators that are not total orders on hostile
@@ -9,7 +13,7 @@ package check
 // and of what it writes depends on the algorithm, not only on cmp; Go's
 // sorts would give another. (glibc 2.36's qsort falls back to quicksort
 // only when the array is larger than a quarter of physical memory.)
-func qsortGlibc[T any](s []T, cmp func(a, b *T) int) {
+func Glibc[T any](s []T, cmp func(a, b *T) int) {
 	if len(s) < 2 {
 		return
 	}

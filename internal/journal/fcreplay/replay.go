@@ -1,80 +1,20 @@
-package check
+package fcreplay
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"slices"
+	"time"
 
 	"gofsck/internal/bitmap"
 	"gofsck/internal/dirhash"
 	"gofsck/internal/ext2fs"
-	"gofsck/internal/journal"
+	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/ondisk/jbd2"
+	"gofsck/internal/qsort"
 )
-
-// Applying fast commits (e2fsck 1.47.0's ext4_fc_replay, after the normal
-// log's PASS_REPLAY), with the library's semantics:
-//
-//   - at the first record the bitmaps are read (through the descriptors
-//     as e2fsck holds them in memory, that is as opened before the
-//     replay), the superblock is marked with errors and "fast commit
-//     replay" and flushed (primary descriptors written whole, the primary
-//     superblock patched where it differs from the one last written);
-//   - INODE records overwrite the inode (all but i_block, kept unless the
-//     tree header is missing), then i_blocks is recounted as
-//     ext2fs_count_blocks counts it;
-//   - ADD_RANGE and DEL_RANGE edit the inode's extent list (read with
-//     load_extents, which frees the tree's index blocks), marking and
-//     unmarking the bitmap; the list is written back (rewrite_extent_tree,
-//     the library's extent handle allocating from the bitmap) when the
-//     records move on to another inode, at a link and at the tail;
-//   - CREAT and LINK unlink the name (forced) and link it (ext2fs_link on
-//     a linear directory, or dx_link into the leaf the name hashes to, or
-//     into an inline directory's areas: fastcommit_inline.go); UNLINK
-//     unlinks it;
-//   - at the end the group and superblock counts are recomputed from the
-//     bitmaps, the bitmaps written, the descriptors checksummed and the
-//     superblock state restored and flushed.
-//
-// With bigalloc the bitmap is one of clusters (ranges widened to whole
-// clusters, i_blocks scaled by the cluster ratio) while the summary counts
-// are 1.47.0's block-wise ones; with meta_bg every flush writes the
-// meta_bg descriptor blocks and their backups.
-//
-// A record e2fsck cannot apply fails the replay as it does
-// (fastcommit.go's fcFailure): an inode number out of range, an
-// i_extra_isize out of bounds, an extent read of an inode without extents,
-// a missing name to unlink, a link into a non-directory or a damaged
-// htree, a short dentry record, an unknown mode. The handlers read their
-// structures whatever the record's length says, as e2fsck's memcpy does.
-//
-// What stays unsupported, stopping the recovery before anything reaches
-// the disk: what e2fsck does not do deterministically (a record header or
-// structure read past the block, from heap bytes; a 7-byte dentry record,
-// on which it crashes) and what is not emulated (dx_link into a
-// casefolded htree or a full htree leaf, which dx_grow_tree splits after
-// ext2fs_fallocate added a block; blocks the replay cannot read, which
-// e2fsck's I/O handler would report; extent blocks with bad checksums,
-// which the library ignores during the replay, or cycles; errors while
-// rewriting an extent tree; inline directories whose system.data the
-// library would read or write in ways not emulated; extent lists too
-// large to mark in reasonable time).
-
-// errFCUnsupported says why a fast-commit replay is not emulated.
-type errFCUnsupported struct{ why string }
-
-func (e *errFCUnsupported) Error() string { return "fast commit replay: " + e.why }
-
-func fcUnsupported(format string, a ...any) error {
-	return &errFCUnsupported{fmt.Sprintf(format, a...)}
-}
-
-// EXT4_FC_REPLAY, the superblock state bit set while fast commits are
-// applied.
-const stateFCReplay = 0x0020
 
 // fcExt is struct ext2fs_extent in an extent list.
 type fcExt struct {
@@ -88,13 +28,17 @@ func (e fcExt) pend() uint64 { return e.pblk + uint64(e.len) - 1 }
 
 // fcReplay is e2fsck's fc_replay_state during PASS_REPLAY.
 type fcReplay struct {
-	c       *Checker
-	jn      *journal.Journal
-	d       *diskBitmaps
-	orig    []byte // fs->orig_super: the superblock last written
-	state   uint16 // s_state before the replay
-	tags    int    // records left to apply
-	started bool
+	h      Host
+	fs     *fs.FS
+	sb     ondisk.Superblock
+	now    time.Time
+	device string
+	// fs->block_map and fs->inode_map, from Host.LoadBitmaps.
+	blocks, inodes *bitmap.Bitmap
+	orig           []byte // fs->orig_super: the superblock last written
+	state          uint16 // s_state before the replay
+	tags           int    // records left to apply
+	started        bool
 	// The extent list of one inode (fc_extent_list).
 	listIno uint32
 	list    []fcExt
@@ -111,12 +55,14 @@ const fcWorkLimit = 1 << 28
 // fcNodeLimit bounds the tree nodes countBlocks reads.
 const fcNodeLimit = 1 << 20
 
-// replayFastCommits applies the fast commits counted by the scan (tags
-// records). It returns an *errFCUnsupported when the emulation does not
-// cover them; other errors are device errors.
-func (c *Checker) replayFastCommits(jn *journal.Journal, tags int) error {
-	f := c.fs
-	r := &fcReplay{c: c, jn: jn, tags: tags}
+// Replay applies the fast commits counted by the scan (p.Tags records)
+// to the filesystem of p through h. It returns an *UnsupportedError when
+// the emulation does not cover them, a *Failure when e2fsck's replay
+// fails (what was written stays written), other errors for the device's.
+func Replay(p Params, h Host) error {
+	f := p.FS
+	jn := p.Journal
+	r := &fcReplay{h: h, fs: f, sb: p.Super, now: p.Now, device: p.Device, tags: p.Tags, orig: p.OrigSuper}
 	l := jn.Layout()
 	buf := make([]byte, f.BlockSize)
 	last := uint64(jn.Superblock().MaxLen())
@@ -124,7 +70,7 @@ func (c *Checker) replayFastCommits(jn *journal.Journal, tags int) error {
 		// jread comes first: a replay whose last record ends the area's
 		// last block fails there, unfinished, in e2fsck.
 		if err := jn.ReadBlock(blk, buf); err != nil {
-			return fcUnsupported("fast commit block %d unreadable: %v", blk, err)
+			return Unsupported("fast commit block %d unreadable: %v", blk, err)
 		}
 		if r.started && r.tags == 0 {
 			return r.done()
@@ -137,7 +83,7 @@ func (c *Checker) replayFastCommits(jn *journal.Journal, tags int) error {
 			return nil
 		}
 	}
-	return fcUnsupported("fast commits run off the journal")
+	return Unsupported("fast commits run off the journal")
 }
 
 // block is one PASS_REPLAY call of ext4_fc_replay. It reports whether the
@@ -152,7 +98,6 @@ func (r *fcReplay) block(b []byte) (bool, error) {
 			return true, err
 		}
 	}
-	le := binary.LittleEndian
 	end := len(b) - 1
 	for cur := 0; cur < end; {
 		if r.tags == 0 {
@@ -162,10 +107,9 @@ func (r *fcReplay) block(b []byte) (bool, error) {
 			// e2fsck reads the header past its buffer (heap bytes,
 			// not deterministic). Not reached: the scan counts no
 			// record after such a header.
-			return true, fcUnsupported("record header past the block")
+			return true, Unsupported("record header past the block")
 		}
-		tag := jbd2.FCTag(le.Uint16(b[cur:]))
-		n := int(le.Uint16(b[cur+2:]))
+		tag, n, _ := jbd2.DecodeFCTagHeader(b[cur:])
 		val := cur + jbd2.FCTagHeaderSize
 		r.tags--
 		// The handlers read their structures from the value whatever
@@ -204,39 +148,37 @@ func (r *fcReplay) block(b []byte) (bool, error) {
 // start is the first replay call: bitmaps read, the superblock marked as
 // being replayed and flushed.
 func (r *fcReplay) start() error {
-	c := r.c
 	r.started = true
-	r.d = c.loadBitmaps()
-	// The library's allocator and free path work on fs->block_map: the
-	// Checker's allocation helpers are pointed at it (this Checker is
-	// dropped after the recovery).
-	c.blockFound = r.d.blocks
-	c.blockMeta = bitmap.New(r.d.blocks.Len())
-	r.orig = bytes.Clone(c.repair.origSB[:ondisk.SuperblockSize])
-	r.state = c.sb.State()
-	c.sb.SetState(r.state | ondisk.StateError | stateFCReplay)
+	// The library's allocator and free path work on fs->block_map:
+	// the host points its allocation at the bitmaps it returns.
+	r.blocks, r.inodes = r.h.LoadBitmaps()
+	if len(r.orig) < ondisk.SuperblockSize {
+		return Unsupported("no superblock last written")
+	}
+	r.orig = bytes.Clone(r.orig[:ondisk.SuperblockSize])
+	r.state = r.sb.State()
+	r.sb.SetState(r.state | ondisk.StateError | stateFCReplay)
 	r.flush()
-	return c.WriteError()
+	return r.h.WriteError()
 }
 
 // flush is ext2fs_flush with EXT2_FLAG_MASTER_SB_ONLY: s_wtime set, the
 // primary descriptors written, the primary superblock written where it
 // differs from the one last written (write_primary_superblock).
 func (r *fcReplay) flush() {
-	c := r.c
-	f := c.fs
-	sb := c.sb
-	sb.SetWtime(uint32(c.opt.Now.Unix()))
+	f := r.fs
+	sb := r.sb
+	sb.SetWtime(uint32(r.now.Unix()))
 	sb.SetBlockGroupNr(0)
 	bs := uint64(f.BlockSize)
 	gdt := f.GDT()
 	oldBlocks := uint64(f.DescBlocks)
-	metaBG := c.sb.HasIncompat(ondisk.IncompatMetaBG)
+	metaBG := r.sb.HasIncompat(ondisk.IncompatMetaBG)
 	if metaBG {
-		oldBlocks = min(oldBlocks, uint64(c.sb.FirstMetaBG()))
+		oldBlocks = min(oldBlocks, uint64(r.sb.FirstMetaBG()))
 	}
 	if l := f.Layout(0); l.OldDesc != 0 && oldBlocks != 0 {
-		c.writeAt(int64(l.OldDesc*bs), gdt[:oldBlocks*bs])
+		r.h.WriteAt(int64(l.OldDesc*bs), gdt[:oldBlocks*bs])
 	}
 	if metaBG {
 		// ext2fs_flush writes every meta_bg descriptor copy, backups
@@ -250,7 +192,7 @@ func (r *fcReplay) flush() {
 			if off+bs > uint64(len(gdt)) {
 				continue
 			}
-			c.writeAt(int64(l.MetaBGDesc*bs), gdt[off:off+bs])
+			r.h.WriteAt(int64(l.MetaBGDesc*bs), gdt[off:off+bs])
 		}
 	}
 	sb.SetChecksum()
@@ -263,7 +205,7 @@ func (r *fcReplay) flush() {
 		for j < ondisk.SuperblockSize && (cur[j] != r.orig[j] || cur[j+1] != r.orig[j+1]) {
 			j += 2
 		}
-		c.writeAt(ondisk.SuperblockOffset+int64(i), cur[i:j])
+		r.h.WriteAt(ondisk.SuperblockOffset+int64(i), cur[i:j])
 		i = j
 	}
 	copy(r.orig, cur)
@@ -272,13 +214,11 @@ func (r *fcReplay) flush() {
 // done is replay_done: counts from the bitmaps, bitmaps written,
 // descriptors checksummed, the state restored, flushed.
 func (r *fcReplay) done() error {
-	c := r.c
 	r.summaryStats()
-	c.writeBitmaps(r.d)
-	r.setGDTCsum()
-	c.sb.SetState(r.state)
+	r.h.StoreBitmaps()
+	r.sb.SetState(r.state)
 	r.flush()
-	return c.WriteError()
+	return r.h.WriteError()
 }
 
 // summaryStats is ext2fs_calculate_summary_stats(fs, 0) of 1.47.0. It
@@ -287,16 +227,14 @@ func (r *fcReplay) done() error {
 // total, scaled again by the cluster ratio, is ratio times too large (in
 // a C int). e2fsck's pass 5 then corrects them.
 func (r *fcReplay) summaryStats() {
-	c := r.c
-	f := c.fs
-	d := r.d
+	f := r.fs
 	bpg := uint64(f.BlocksPerGroup)
 	var total, groupFree int32
 	var count uint64
 	uninit := true
 	g := uint32(0)
 	for blk := f.FirstDataBlock; blk < f.BlocksCount; blk++ {
-		if !d.blocks.Test(f.ClusterOf(blk)) {
+		if !r.blocks.Test(f.ClusterOf(blk)) {
 			groupFree++
 			total++
 		} else {
@@ -316,13 +254,13 @@ func (r *fcReplay) summaryStats() {
 		}
 	}
 	total <<= f.ClusterBits
-	c.sb.SetFreeBlocksCount(uint64(int64(total)))
+	r.sb.SetFreeBlocksCount(uint64(int64(total)))
 	ipg := f.InodesPerGroup
 	var itotal, ifree uint32
 	var lastAlloc, icount uint32
 	g = 0
 	for ino := uint32(1); ino <= f.InodesCount && ino > 0; ino++ {
-		if !d.inodes.Test(uint64(ino)) {
+		if !r.inodes.Test(uint64(ino)) {
 			ifree++
 			itotal++
 		} else {
@@ -343,41 +281,36 @@ func (r *fcReplay) summaryStats() {
 			icount, ifree, lastAlloc = 0, 0, 0
 		}
 	}
-	c.sb.SetFreeInodesCount(itotal)
+	r.sb.SetFreeInodesCount(itotal)
 }
-
-// setGDTCsum is the library's ext2fs_set_gdt_csum over fs->inode_map.
-func (r *fcReplay) setGDTCsum() { r.c.setGDTCsumFrom(r.d.inodes) }
 
 // readInode reads inode ino whole (the library's read with checksum
 // errors ignored); ext2fs.ErrBadInodeNum when ino is out of range.
 func (r *fcReplay) readInode(ino uint32) (ondisk.Inode, error) {
-	f := r.c.fs
+	f := r.fs
 	if ino == 0 || ino > f.InodesCount {
 		return nil, ext2fs.ErrBadInodeNum
 	}
 	n := make(ondisk.Inode, f.InodeSize)
 	if err := f.ReadInode(ino, n, make([]byte, f.BlockSize)); err != nil {
-		return nil, fcUnsupported("inode %d unreadable: %v", ino, err)
+		return nil, Unsupported("inode %d unreadable: %v", ino, err)
 	}
 	return n, nil
 }
 
 // inode is ext4_fc_handle_inode.
 func (r *fcReplay) inode(v []byte) error {
-	c := r.c
-	f := c.fs
-	if err := fcReads(v, 4); err != nil {
-		return err
+	f := r.fs
+	ino, raw, ok := jbd2.DecodeFCInode(v)
+	if !ok {
+		return errPastBlock()
 	}
-	ino := binary.LittleEndian.Uint32(v)
-	raw := v[4:]
 	ilen := ondisk.GoodOldInodeSize
 	if f.InodeSize > ondisk.GoodOldInodeSize {
 		if err := fcReads(raw, ondisk.GoodOldInodeSize+2); err != nil {
 			return err
 		}
-		extra := int(binary.LittleEndian.Uint16(raw[0x80:]))
+		extra := int(ondisk.Inode(raw).ExtraIsize())
 		if extra < 4 || extra > f.InodeSize-ondisk.GoodOldInodeSize {
 			return r.libError("ext4_fc_handle_inode", lineHandleInode, ext2fs.ErrFilesystemCorrupted)
 		}
@@ -393,40 +326,40 @@ func (r *fcReplay) inode(v []byte) error {
 	if err != nil {
 		return r.libError("ext4_fc_handle_inode", lineHandleInode, err)
 	}
-	const iBlockOff, iGenerationOff = 0x28, 0x64
+	const iBlockOff, iGenerationOff = ondisk.IBlockOffset, ondisk.GenerationOffset
 	copy(n[:iBlockOff], raw[:iBlockOff])
 	copy(n[iGenerationOff:ilen], raw[iGenerationOff:ilen])
 	// ext4_fc_replay_fixup_iblocks
 	if n.Flags()&ondisk.FlagExtents != 0 {
 		if ondisk.ExtentHeader(n.IBlock()).Magic() != ondisk.ExtentMagic {
-			h := n.IBlock()[:ondisk.ExtentHeaderSize]
+			h := ondisk.ExtentHeader(n.IBlock()[:ondisk.ExtentHeaderSize])
 			clear(h)
-			binary.LittleEndian.PutUint16(h[0:], ondisk.ExtentMagic)
-			binary.LittleEndian.PutUint16(h[4:], 4)
+			h.SetMagic(ondisk.ExtentMagic)
+			h.SetMax(4)
 		}
 	} else if n.Flags()&ondisk.FlagInlineData != 0 {
-		copy(n[iBlockOff:iBlockOff+60], raw[iBlockOff:iBlockOff+60])
+		copy(n.IBlock(), raw[iBlockOff:iBlockOff+ondisk.IBlockSize])
 	}
 	r.iblkSet(n, r.countBlocks(n))
-	c.writeInode(ino, n)
+	r.h.WriteInode(ino, n)
 	if n.LinksCount() != 0 {
-		r.d.inodes.Set(uint64(ino))
+		r.inodes.Set(uint64(ino))
 	} else {
-		r.d.inodes.Clear(uint64(ino))
+		r.inodes.Clear(uint64(ino))
 	}
-	return c.WriteError()
+	return r.h.WriteError()
 }
 
 // iblkSet is ext2fs_iblk_set.
 func (r *fcReplay) iblkSet(n ondisk.Inode, b uint64) {
-	huge := r.c.sb.HasRoCompat(ondisk.RoCompatHugeFile)
+	huge := r.sb.HasRoCompat(ondisk.RoCompatHugeFile)
 	if !huge || n.Flags()&ondisk.FlagHugeFile == 0 {
-		b *= uint64(r.c.fs.BlockSize / 512)
+		b *= uint64(r.fs.BlockSize / 512)
 	}
-	b <<= r.c.fs.ClusterBits
-	binary.LittleEndian.PutUint32(n[0x1C:], uint32(b))
+	b <<= r.fs.ClusterBits
+	n.SetBlocksLo(uint32(b))
 	if huge {
-		binary.LittleEndian.PutUint16(n[0x74:], uint16(b>>32))
+		n.SetBlocksHi(uint16(b >> 32))
 	}
 }
 
@@ -435,13 +368,13 @@ func (r *fcReplay) iblkSet(n ondisk.Inode, b uint64) {
 // leaf as the walk goes (the root's end, the file size in blocks, counts
 // once). An inode without an extent tree counts 0.
 func (r *fcReplay) countBlocks(n ondisk.Inode) uint64 {
-	f := r.c.fs
+	f := r.fs
 	if allZero(n.IBlock()) {
 		// ext2fs_extent_open2 gives an all-zero i_block an empty root
 		// and the extents flag, in the caller's inode.
-		h := n.IBlock()
-		binary.LittleEndian.PutUint16(h[0:], ondisk.ExtentMagic)
-		binary.LittleEndian.PutUint16(h[4:], 4)
+		h := ondisk.ExtentHeader(n.IBlock())
+		h.SetMagic(ondisk.ExtentMagic)
+		h.SetMax(4)
 		n.SetFlags(n.Flags() | ondisk.FlagExtents)
 	}
 	root := ondisk.ExtentHeader(n.IBlock())
@@ -449,7 +382,7 @@ func (r *fcReplay) countBlocks(n ondisk.Inode) uint64 {
 		return 0
 	}
 	depth := int(root.Depth())
-	if depth > maxExtentLevels {
+	if depth > maxExtentDepth {
 		return 0
 	}
 	var count uint64
@@ -513,7 +446,6 @@ func (r *fcReplay) flushExtents(ino uint32) error {
 
 // rewriteExtentTree is e2fsck_rewrite_extent_tree.
 func (r *fcReplay) rewriteExtentTree() error {
-	c := r.c
 	ino := r.listIno
 	n, err := r.readInode(ino)
 	if err != nil {
@@ -522,19 +454,19 @@ func (r *fcReplay) rewriteExtentTree() error {
 	if n.Flags()&ondisk.FlagInlineData != 0 {
 		return nil
 	}
-	segs := make([]extSeg, 0, len(r.list))
+	segs := make([]Seg, 0, len(r.list))
 	for _, e := range r.list {
 		if e.len == 0 {
 			continue
 		}
-		segs = append(segs, extSeg{lblk: e.lblk, pblk: e.pblk, len: uint64(e.len), uninit: e.uninit})
+		segs = append(segs, Seg{Lblk: e.lblk, Pblk: e.pblk, Len: uint64(e.len), Uninit: e.uninit})
 	}
-	if err := c.rewriteExtents(ino, n, segs, r.freed); err != nil {
-		return fcUnsupported("rewriting the extents of inode %d: %v", ino, err)
+	if err := r.h.RewriteExtents(ino, n, segs, r.freed); err != nil {
+		return Unsupported("rewriting the extents of inode %d: %v", ino, err)
 	}
 	r.iblkSet(n, r.countBlocks(n))
-	c.writeInode(ino, n)
-	return c.WriteError()
+	r.h.WriteInode(ino, n)
+	return r.h.WriteError()
 }
 
 // readExtents is ext4_fc_read_extents: the list of ino's extents, read
@@ -548,7 +480,7 @@ func (r *fcReplay) readExtents(ino uint32) error {
 	if err != nil {
 		return r.libError("ext4_fc_read_extents", lineReadExtents, err)
 	}
-	segs, freed, err := r.c.loadExtentList(ino, n, nil)
+	segs, freed, err := r.h.LoadExtents(ino, n)
 	switch {
 	case err == nil:
 	case err.Error() == string(ext2fs.ErrInodeNotExtent) || errors.Is(err, ext2fs.ErrExtentHeaderBad):
@@ -558,14 +490,14 @@ func (r *fcReplay) readExtents(ino uint32) error {
 	default:
 		// A tree block unreadable (e2fsck's I/O handler would ask),
 		// a bad checksum or a cyclic tree: not emulated.
-		return fcUnsupported("reading the extents of inode %d: %v", ino, err)
+		return Unsupported("reading the extents of inode %d: %v", ino, err)
 	}
 	r.list = r.list[:0]
 	for _, s := range segs {
-		if s.len >= 1<<32 {
-			return fcUnsupported("extent too long")
+		if s.Len >= 1<<32 {
+			return Unsupported("extent too long")
 		}
-		r.list = append(r.list, fcExt{lblk: s.lblk, pblk: s.pblk, len: uint32(s.len), uninit: s.uninit})
+		r.list = append(r.list, fcExt{lblk: s.Lblk, pblk: s.Pblk, len: uint32(s.Len), uninit: s.Uninit})
 	}
 	r.freed = freed
 	return nil
@@ -573,12 +505,8 @@ func (r *fcReplay) readExtents(ino uint32) error {
 
 // decodeExtent is ext2fs_decode_extent of a 12-byte on-disk extent.
 func decodeExtent(b []byte) fcExt {
-	le := binary.LittleEndian
-	e := fcExt{
-		lblk: uint64(le.Uint32(b[0:])),
-		len:  uint32(le.Uint16(b[4:])),
-		pblk: uint64(le.Uint32(b[8:])) | uint64(le.Uint16(b[6:]))<<32,
-	}
+	x := ondisk.ExtentEntry(b)
+	e := fcExt{lblk: uint64(x.Lblk()), len: uint32(x.RawLen()), pblk: x.Start()}
 	if e.len > ext2fs.ExtInitMaxLen {
 		e.len -= ext2fs.ExtInitMaxLen
 		e.uninit = true
@@ -588,33 +516,33 @@ func decodeExtent(b []byte) fcExt {
 
 // addRange is ext4_fc_handle_add_extent.
 func (r *fcReplay) addRange(v []byte) error {
-	if err := fcReads(v, 16); err != nil {
-		return err
+	ino, ext, ok := jbd2.DecodeFCAddRange(v)
+	if !ok {
+		return errPastBlock()
 	}
-	ino := binary.LittleEndian.Uint32(v)
-	if err := r.flushExtents(ino); err != nil {
-		return err
-	}
-	if err := r.readExtents(ino); err != nil {
-		return err
-	}
-	return r.modify(decodeExtent(v[4:16]), false)
+	return r.editExtents(ino, decodeExtent(ext), false)
 }
 
 // delRange is ext4_fc_handle_del_range.
 func (r *fcReplay) delRange(v []byte) error {
-	if err := fcReads(v, 12); err != nil {
-		return err
+	ino, lblk, n, ok := jbd2.DecodeFCDelRange(v)
+	if !ok {
+		return errPastBlock()
 	}
-	le := binary.LittleEndian
-	ino := le.Uint32(v)
+	return r.editExtents(ino, fcExt{lblk: uint64(lblk), len: n}, true)
+}
+
+// editExtents applies a range record to ino's extent list: the list held
+// for another inode is written back, ino's read, and ex added (or, with
+// del, punched).
+func (r *fcReplay) editExtents(ino uint32, ex fcExt, del bool) error {
 	if err := r.flushExtents(ino); err != nil {
 		return err
 	}
 	if err := r.readExtents(ino); err != nil {
 		return err
 	}
-	return r.modify(fcExt{lblk: uint64(le.Uint32(v[4:])), len: le.Uint32(v[8:])}, true)
+	return r.modify(ex, del)
 }
 
 // markRange is ext2fs_mark_block_bitmap_range2 (used) or
@@ -622,7 +550,7 @@ func (r *fcReplay) delRange(v []byte) error {
 // widened to whole clusters; a range not wholly inside the bitmap is left
 // alone with the library's warning on stderr.
 func (r *fcReplay) markRange(b uint64, n uint32, used bool) {
-	f := r.c.fs
+	f := r.fs
 	r.work += uint64(n)
 	if r.work > fcWorkLimit {
 		return
@@ -638,14 +566,14 @@ func (r *fcReplay) markRange(b uint64, n uint32, used bool) {
 		if !used {
 			msg = ext2fs.ErrBadBlockUnmark
 		}
-		r.c.diag(string(msg)+" #%d for block bitmap for %s\n", cl, r.c.fcDevice())
+		r.diag(string(msg)+" #%d for block bitmap for %s\n", cl, r.device)
 		return
 	}
 	for i := uint64(0); i < uint64(num); i++ {
 		if used {
-			r.d.blocks.Set(cl + i)
+			r.blocks.Set(cl + i)
 		} else {
-			r.d.blocks.Clear(cl + i)
+			r.blocks.Clear(cl + i)
 		}
 	}
 }
@@ -703,7 +631,7 @@ func (r *fcReplay) modify(ex fcExt, del bool) error {
 	}
 	r.list = l
 	if r.work > fcWorkLimit {
-		return fcUnsupported("extent lists too large")
+		return Unsupported("extent lists too large")
 	}
 	return nil
 }
@@ -718,7 +646,7 @@ func sortAndMerge(l []fcExt) []fcExt {
 	if len(l) < 2 {
 		return l
 	}
-	qsortGlibc(l, func(a, b *fcExt) int {
+	qsort.Glibc(l, func(a, b *fcExt) int {
 		if a.len < b.len {
 			return 1
 		}
@@ -736,7 +664,7 @@ func sortAndMerge(l []fcExt) []fcExt {
 	if len(l) == 0 {
 		return l
 	}
-	qsortGlibc(l, func(a, b *fcExt) int {
+	qsort.Glibc(l, func(a, b *fcExt) int {
 		switch {
 		case a.lblk < b.lblk:
 			return -1
@@ -760,16 +688,15 @@ func sortAndMerge(l []fcExt) []fcExt {
 // (n is the record's length), as the C string e2fsck makes of it (cut at
 // the first NUL).
 func dentry(v []byte, n int) (parent, ino uint32, name string, err error) {
-	if err := fcReads(v, 8); err != nil {
-		return 0, 0, "", err
+	parent, ino, ok := jbd2.DecodeFCDentry(v)
+	if !ok {
+		return 0, 0, "", errPastBlock()
 	}
-	le := binary.LittleEndian
-	parent, ino = le.Uint32(v), le.Uint32(v[4:])
 	switch nameLen := n - 8; {
 	case nameLen == -1:
 		// malloc(0) succeeds and memcpy copies SIZE_MAX bytes: e2fsck
 		// crashes.
-		return 0, 0, "", fcUnsupported("dentry record of 7 bytes")
+		return 0, 0, "", Unsupported("dentry record of 7 bytes")
 	case nameLen < 0:
 		// malloc of a negative size fails.
 		return 0, 0, "", errFCNoMem
@@ -804,10 +731,9 @@ func (r *fcReplay) replayDir(dir uint32) (ondisk.Inode, error) {
 // over that leaf. A full leaf (which the library splits, growing the
 // directory) is not emulated.
 func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, ft uint8) error {
-	c := r.c
-	f := c.fs
+	f := r.fs
 	bs := f.BlockSize
-	lblks, pblks := c.dirDataBlocks(n, 1<<20)
+	lblks, pblks := r.h.DirBlocks(n)
 	bmap := func(l uint64) (uint64, bool) {
 		for i, x := range lblks {
 			if uint64(x) == l {
@@ -820,35 +746,34 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	read := func(l uint64) (uint64, error) {
 		pb, ok := bmap(l)
 		if !ok || f.ReadBlock(pb, buf) != nil {
-			return 0, fcUnsupported("directory %d block %d unreadable", dir, l)
+			return 0, Unsupported("directory %d block %d unreadable", dir, l)
 		}
 		return pb, nil
 	}
 	if _, err := read(0); err != nil {
 		return err
 	}
-	const rootOff = 24
-	alg := dirhash.Version(buf[rootOff+4])
+	info, _ := ondisk.DecodeDxRootInfo(buf)
+	alg := dirhash.Version(info.HashVersion)
 	if alg != dirhash.Legacy && alg != dirhash.HalfMD4 && alg != dirhash.TEA {
 		return ext2fs.ErrDirhashUnsupp
 	}
-	if c.sb.Flags()&ondisk.FlagUnsignedHash != 0 {
+	if r.sb.Flags()&ondisk.FlagUnsignedHash != 0 {
 		alg = alg.Unsigned()
 	}
-	levels := int(buf[rootOff+6])
+	levels := int(info.IndirectLevels)
 	maxLevels := 2
-	if c.sb.HasIncompat(ondisk.IncompatLargeDir) {
+	if r.sb.HasIncompat(ondisk.IncompatLargeDir) {
 		maxLevels = 3
 	}
 	if levels >= maxLevels {
 		return ext2fs.ErrDirCorrupted
 	}
-	seed := c.sb.HashSeed()
+	seed := r.sb.HashSeed()
 	hash, _, err := dirhash.Hash(alg, []byte(name), &seed)
 	if err != nil {
-		return fcUnsupported("hashing %q: %v", name, err)
+		return Unsupported("hashing %q: %v", name, err)
 	}
-	le := binary.LittleEndian
 	var leaf uint64
 	for level := 0; level <= levels; level++ {
 		if level > 0 {
@@ -869,25 +794,25 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 		p, q := 1, count-1
 		for p <= q {
 			m := p + (q-p)/2
-			if le.Uint32(buf[off+m*ondisk.DxEntrySize:]) > hash {
+			if h, _, _ := ondisk.DxEntry(buf, off, m); h > hash {
 				q = m - 1
 			} else {
 				p = m + 1
 			}
 		}
-		at := off + (p-1)*ondisk.DxEntrySize
-		leaf = uint64(le.Uint32(buf[at+4:]) & 0x0fffffff)
+		_, blk, _ := ondisk.DxEntry(buf, off, p-1)
+		leaf = uint64(blk & 0x0fffffff)
 	}
 	pb, err := read(leaf)
 	if err != nil {
 		return err
 	}
-	if !c.sb.HasIncompat(ondisk.IncompatFiletype) {
+	if !r.sb.HasIncompat(ondisk.IncompatFiletype) {
 		ft = 0
 	}
-	done, changed, lerr := linkInBlock(buf, bs, f.MetadataCsum, name, ino, ft)
+	done, changed, lerr := ext2fs.LinkInBlock(buf, bs, f.MetadataCsum, name, ino, ft)
 	if changed {
-		c.writeDirBlock(pb, buf, dir)
+		r.h.WriteDirBlock(pb, buf, dir)
 	}
 	switch {
 	case lerr != nil:
@@ -895,9 +820,9 @@ func (r *fcReplay) dxLink(dir uint32, n ondisk.Inode, name string, ino uint32, f
 	case !done:
 		// dx_grow_tree: a block added with ext2fs_fallocate and the
 		// leaf split, or the index grown; not emulated.
-		return fcUnsupported("htree leaf of directory %d full", dir)
+		return Unsupported("htree leaf of directory %d full", dir)
 	}
-	return c.WriteError()
+	return r.h.WriteError()
 }
 
 // fcDxCountLimit is ext2fs_get_dx_countlimit: the offset of the
@@ -914,7 +839,7 @@ func fcDxCountLimit(bs int, buf []byte) (int, error) {
 			return 0, ext2fs.ErrDBNotFound
 		}
 		// struct ext2_dx_root_info after "..": reserved_zero, info_length.
-		if le.Uint32(buf[24:]) != 0 || buf[24+5] != 8 {
+		if info, _ := ondisk.DecodeDxRootInfo(buf); info.ReservedZero != 0 || info.InfoLength != 8 {
 			return 0, ext2fs.ErrDBNotFound
 		}
 		off = 32
@@ -922,7 +847,7 @@ func fcDxCountLimit(bs int, buf []byte) (int, error) {
 		return 0, ext2fs.ErrDBNotFound
 	}
 	maxSane := (bs - off) / ondisk.DxEntrySize
-	if int(le.Uint16(buf[off:])) > maxSane || int(le.Uint16(buf[off+2:])) > maxSane {
+	if limit, count, _ := ondisk.DxCountLimit(buf, off); limit > maxSane || count > maxSane {
 		return 0, ext2fs.ErrDirNoSpaceForCsum
 	}
 	return off, nil
@@ -942,7 +867,7 @@ func (r *fcReplay) unlink(v []byte, n int) error {
 	if err := r.unlinkName(parent, name, ino, false); err != nil {
 		return r.libError("ext4_fc_handle_unlink", lineHandleUnlink, err)
 	}
-	return r.c.WriteError()
+	return r.h.WriteError()
 }
 
 // unlinkName is ext2fs_unlink(fs, dir, name, ino, force ?
@@ -950,8 +875,7 @@ func (r *fcReplay) unlink(v []byte, n int) error {
 // forced or ino is 0, naming ino) is merged into the previous entry of
 // its block, or emptied when first in its block.
 func (r *fcReplay) unlinkName(dir uint32, name string, ino uint32, force bool) error {
-	c := r.c
-	f := c.fs
+	f := r.fs
 	dn, err := r.replayDir(dir)
 	if err != nil {
 		return err
@@ -960,37 +884,20 @@ func (r *fcReplay) unlinkName(dir uint32, name string, ino uint32, force bool) e
 		return r.inlineUnlink(dir, dn, name, ino, force)
 	}
 	bs := f.BlockSize
-	_, pblks := c.dirDataBlocks(dn, 1<<20)
+	_, pblks := r.h.DirBlocks(dn)
 	buf := make([]byte, bs)
 	for _, pb := range pblks {
 		if pb >= f.BlocksCount || f.ReadBlock(pb, buf) != nil {
 			// e2fsck's I/O handler would report the read.
-			return fcUnsupported("directory %d block %d unreadable", dir, pb)
+			return Unsupported("directory %d block %d unreadable", dir, pb)
 		}
-		prev := -1
-		for off := 0; off < bs-8; {
-			d, _ := ondisk.DecodeDirent(buf, off, bs)
-			if off+d.RecLen > bs || d.RecLen < 8 || d.RecLen%4 != 0 || d.NameLen+8 > d.RecLen {
-				return ext2fs.ErrDirCorrupted
-			}
-			match := d.NameLen == len(name) && string(buf[off+8:off+8+d.NameLen]) == name
-			if match && !force && ino != 0 {
-				match = d.Ino == ino
-			} else if match {
-				match = d.Ino != 0
-			}
-			if match {
-				if prev >= 0 {
-					p, _ := ondisk.DecodeDirent(buf, prev, bs)
-					setRecLen(buf, prev, p.RecLen+d.RecLen, bs)
-				} else {
-					binary.LittleEndian.PutUint32(buf[off:], 0)
-				}
-				c.writeDirBlock(pb, buf, dir)
-				return nil
-			}
-			prev = off
-			off += d.RecLen
+		done, err := ext2fs.UnlinkInBlock(buf, bs, name, ino, force)
+		if err != nil {
+			return err
+		}
+		if done {
+			r.h.WriteDirBlock(pb, buf, dir)
+			return nil
 		}
 	}
 	return ext2fs.ErrDirNoSpace
@@ -1009,39 +916,27 @@ func (r *fcReplay) linkAndCreate(v []byte, reclen int) error {
 	if err != nil {
 		return r.libError("ext4_fc_handle_link_and_create", lineLinkReadInode, err)
 	}
-	var ft uint8
-	switch n.Mode() & ondisk.SIFMT {
-	case ondisk.SIFREG:
-		ft = ondisk.FTRegFile
-	case ondisk.SIFDIR:
-		ft = ondisk.FTDir
-	case ondisk.SIFCHR:
-		ft = ondisk.FTChrdev
-	case ondisk.SIFBLK:
-		ft = ondisk.FTBlkdev
-	case ondisk.SIFLNK:
+	ft := ondisk.FileTypeOfMode(n.Mode())
+	switch ft {
+	case ondisk.FTSymlink:
 		// e2fsck returns EXT2_FT_SYMLINK here without linking.
 		return nil
-	case ondisk.SIFIFO:
-		ft = ondisk.FTFifo
-	case ondisk.SIFSOCK:
-		ft = ondisk.FTSock
-	default:
+	case ondisk.FTUnknown:
 		return errFCInval
 	}
 	// The forced unlink's errors are ignored, but not its "unsupported".
 	if err := r.unlinkName(parent, name, ino, true); err != nil {
-		if _, ok := isFCUnsupported(err); ok {
+		if _, ok := IsUnsupported(err); ok {
 			return err
 		}
 	}
 	if err := r.link(parent, name, ino, ft); err != nil {
-		if _, ok := isFCUnsupported(err); ok {
+		if _, ok := IsUnsupported(err); ok {
 			return err
 		}
 		return r.libError("ext4_fc_handle_link_and_create", lineLinkLink, err)
 	}
-	return r.c.WriteError()
+	return r.h.WriteError()
 }
 
 // link is ext2fs_link(fs, dir, name, ino, ft) without
@@ -1057,7 +952,7 @@ func (r *fcReplay) link(dir uint32, name string, ino uint32, ft uint8) error {
 		if !dn.IsDir() || dn.Flags()&(ondisk.FlagInlineData|ondisk.FlagCasefold) != 0 {
 			// dx_link on a non-directory, an inline one, or hashing
 			// casefolded names: not emulated.
-			return fcUnsupported("indexed inode %d is not a plain directory", dir)
+			return Unsupported("indexed inode %d is not a plain directory", dir)
 		}
 		return r.dxLink(dir, dn, name, ino, ft)
 	}
@@ -1067,30 +962,12 @@ func (r *fcReplay) link(dir uint32, name string, ino uint32, ft uint8) error {
 	if dn.Flags()&ondisk.FlagInlineData != 0 {
 		return r.inlineLink(dir, dn, name, ino, ft)
 	}
-	f := r.c.fs
-	if _, pblks := r.c.dirDataBlocks(dn, 1<<20); len(pblks) > 0 && slices.Max(pblks) >= f.BlocksCount {
+	f := r.fs
+	if _, pblks := r.h.DirBlocks(dn); len(pblks) > 0 && slices.Max(pblks) >= f.BlocksCount {
 		// e2fsck's I/O handler would report the read.
-		return fcUnsupported("directory %d has blocks outside the filesystem", dir)
+		return Unsupported("directory %d has blocks outside the filesystem", dir)
 	}
-	switch err := r.c.linkName(dir, name, ino, ft, false); {
-	case err == nil:
-	case errors.Is(err, ext2fs.ErrDirNoSpace):
-		return err
-	case errors.Is(err, errDirCorrupted):
-		return ext2fs.ErrDirCorrupted
-	default:
-		return fcUnsupported("linking %q into %d: %v", name, dir, err)
-	}
-	return nil
-}
-
-// isFCUnsupported reports whether err is an *errFCUnsupported.
-func isFCUnsupported(err error) (string, bool) {
-	var e *errFCUnsupported
-	if errors.As(err, &e) {
-		return e.why, true
-	}
-	return "", false
+	return r.h.Link(dir, name, ino, ft)
 }
 
 func allZero(b []byte) bool {
