@@ -40,7 +40,6 @@ func init() {
 const (
 	flagImmutable = 0x10
 	modeQuotaFile = ondisk.SIFREG | 0o600
-	maxInitExtent = 32768 // EXT_INIT_MAX_LEN
 )
 
 // quotaPlan is a rewrite worked out: the inode written, the new file and
@@ -115,29 +114,35 @@ func (c *Checker) writePlannedQuota(t quota.Type, p *quotaPlan, free func(uint64
 	if p.old.Size() != 0 && c.hasValidBlocks(p.old) {
 		c.punchAll(p.old, free)
 	}
-	m, ok := c.mapQuotaFile(ino, p.built, alloc)
+	fsys := &ext2fs.Filsys{FS: f, IO: quotaIO{libIO{c}}, Alloc: ext2fs.AllocFuncs{Alloc: alloc, Free: free}}
+	n, m, ok := c.mapQuotaFile(fsys, ino, p.built)
 	if !ok {
 		return
 	}
 	bs := uint64(f.BlockSize)
 	buf := make([]byte, f.BlockSize)
-	for i, lblk := range m.lblks {
+	for _, b := range m {
 		clear(buf)
-		if start := lblk * bs; start < uint64(len(p.built.Data)) {
+		if start := b.lblk * bs; start < uint64(len(p.built.Data)) {
 			copy(buf, p.built.Data[start:])
 		}
-		c.writeBlock(m.pblks[i], buf)
+		c.writeBlock(b.pblk, buf)
 	}
-	m.finish()
-	m.n.SetSize(uint64(len(p.built.Data)))
-	m.n.SetBlocks(m.iblocks)
-	c.writeInode(ino, m.n)
+	n.SetSize(uint64(len(p.built.Data)))
+	c.writeInode(ino, n)
 	binary.LittleEndian.PutUint32(c.sb[quotaInumOff[t]:], ino)
 }
 
-// mapQuotaFile builds the new inode and maps the file's blocks in the
-// order they are first written, allocating with alloc.
-func (c *Checker) mapQuotaFile(ino uint32, built *quota.Built, alloc func(uint64) (uint64, bool)) (*quotaMapper, bool) {
+// quotaBlock is a data block of the new file: its logical and physical
+// numbers.
+type quotaBlock struct{ lblk, pblk uint64 }
+
+// mapQuotaFile builds the new inode and maps the file's blocks through
+// the library's ext2fs_bmap2 (BMAP_ALLOC) in the order they are first
+// written, as ext2fs_file_write does. It returns the inode and the data
+// blocks in allocation order; false when the library fails or the extent
+// tree would need a second index level, which quotaRewritable refuses.
+func (c *Checker) mapQuotaFile(fsys *ext2fs.Filsys, ino uint32, built *quota.Built) (ondisk.Inode, []quotaBlock, bool) {
 	n := c.newInodeBytes(modeQuotaFile)
 	n.SetLinksCount(1)
 	flags := uint32(flagImmutable)
@@ -145,27 +150,57 @@ func (c *Checker) mapQuotaFile(ino uint32, built *quota.Built, alloc func(uint64
 		flags |= ondisk.FlagExtents
 	}
 	n.SetFlags(flags)
-	m := &quotaMapper{c: c, ino: ino, n: n, allocFn: alloc}
-	if flags&ondisk.FlagExtents != 0 {
-		m.initExtents()
-	}
 	bs := uint64(c.fs.BlockSize)
 	seen := map[uint64]bool{}
+	var m []quotaBlock
 	for _, qb := range built.Order {
 		lblk := uint64(qb) * quota.BlockSize / bs
 		if seen[lblk] {
 			continue
 		}
 		seen[lblk] = true
-		pblk, ok := m.mapBlock(lblk)
-		if !ok {
-			return m, false
+		pblk, err := ext2fs.Bmap2(fsys, ino, n, lblk, ext2fs.BmapAlloc)
+		if err != nil {
+			return n, m, false
 		}
-		m.lblks = append(m.lblks, lblk)
-		m.pblks = append(m.pblks, pblk)
+		if flags&ondisk.FlagExtents != 0 && ondisk.ExtentHeader(n.IBlock()).Depth() > 1 {
+			return n, m, false
+		}
+		m = append(m, quotaBlock{lblk, pblk})
 	}
-	return m, true
+	return n, m, true
 }
+
+// quotaIO is the library's I/O for a quota file written after the
+// passes: the mapping blocks it writes count as changes, like the data.
+type quotaIO struct{ libIO }
+
+// WriteBlock writes a mapping block through the repair path.
+func (w quotaIO) WriteBlock(blk uint64, data []byte) { w.c.writeBlock(blk, data) }
+
+// dryIO is the library's I/O for a dry run: the blocks it writes are
+// kept in memory and read back from there, nothing reaches the disk.
+type dryIO struct {
+	c       *Checker
+	written map[uint64][]byte
+}
+
+// ReadBlock reads a block the dry run wrote, else the filesystem's.
+func (w *dryIO) ReadBlock(blk uint64, buf []byte) error {
+	if b, ok := w.written[blk]; ok {
+		copy(buf, b)
+		return nil
+	}
+	return w.c.fs.ReadBlock(blk, buf)
+}
+
+// WriteBlock keeps a copy of the block.
+func (w *dryIO) WriteBlock(blk uint64, data []byte) {
+	w.written[blk] = slices.Clone(data[:w.c.fs.BlockSize])
+}
+
+// WriteInode writes nothing: the dry run's inode stays in memory.
+func (w *dryIO) WriteInode(uint32, ondisk.Inode) {}
 
 // dryAlloc is the library's allocation without side effects, over a
 // bitmap with the old file's clusters freed and the dry run's own
@@ -240,369 +275,4 @@ func (c *Checker) punchAll(n ondisk.Inode, free func(uint64)) {
 		last = cl
 		free(b)
 	})
-}
-
-// qExtent is one extent of the new file.
-type qExtent struct {
-	lblk, pblk uint64
-	len        uint64
-}
-
-// quotaMapper maps the new file's blocks as the library's bmap with
-// BMAP_ALLOC does.
-type quotaMapper struct {
-	c       *Checker
-	ino     uint32
-	n       ondisk.Inode
-	iblocks uint64 // i_blocks, in 512-byte units
-	allocFn func(goal uint64) (uint64, bool)
-	// The data blocks mapped, in allocation order.
-	lblks, pblks []uint64
-
-	// Extent files: the extents in logical order. Once the in-inode root
-	// has been split they live in leaf blocks: leafBlk[i] holds extents
-	// leafStart[i] up to the next leaf's start.
-	extents   []qExtent
-	leafBlk   []uint64
-	leafStart []int
-	leafMax   int
-	extentFS  bool
-
-	// Block-mapped files: the indirect blocks' contents by block number.
-	ind map[uint64][]byte
-}
-
-// addBlocks is ext2fs_iblk_add_blocks for one allocation.
-func (m *quotaMapper) addBlocks() {
-	m.iblocks += uint64(m.c.fs.BlockSize/512) << m.c.fs.ClusterBits
-}
-
-// alloc is ext2fs_alloc_block3 with e2fsck's callback after pass 5.
-func (m *quotaMapper) alloc(goal uint64) (uint64, bool) {
-	blk, ok := m.allocFn(goal)
-	if ok {
-		m.addBlocks()
-	}
-	return blk, ok
-}
-
-// mapBlock allocates and maps logical block lblk.
-func (m *quotaMapper) mapBlock(lblk uint64) (uint64, bool) {
-	if m.extentFS {
-		return m.mapExtent(lblk)
-	}
-	return m.mapIndirect(lblk)
-}
-
-func (m *quotaMapper) initExtents() {
-	m.extentFS = true
-	ib := m.n.IBlock()
-	clear(ib)
-	binary.LittleEndian.PutUint16(ib[0:], ondisk.ExtentMagic)
-	binary.LittleEndian.PutUint16(ib[4:], uint16((ondisk.IBlockSize-ondisk.ExtentHeaderSize)/ondisk.ExtentEntrySize))
-}
-
-// lookup returns the physical block of lblk, 0 when unmapped.
-func (m *quotaMapper) lookup(lblk uint64) uint64 {
-	for _, e := range m.extents {
-		if lblk >= e.lblk && lblk < e.lblk+e.len {
-			return e.pblk + lblk - e.lblk
-		}
-	}
-	return 0
-}
-
-// mapExtent is extent_bmap with BMAP_ALLOC followed by
-// ext2fs_extent_set_bmap.
-func (m *quotaMapper) mapExtent(lblk uint64) (uint64, bool) {
-	f := m.c.fs
-	var pblk uint64
-	if f.ClusterBits > 0 {
-		// implied_cluster_alloc: another block of the logical cluster
-		// already has a physical cluster.
-		mask := uint64(1)<<f.ClusterBits - 1
-		base := lblk &^ mask
-		for i := uint64(0); i <= mask; i++ {
-			if base+i == lblk {
-				continue
-			}
-			if p := m.lookup(base + i); p != 0 {
-				pblk = p - i + (lblk - base)
-				break
-			}
-		}
-	}
-	if pblk == 0 {
-		var goal uint64
-		if lblk > 0 {
-			goal = m.lookup(lblk - 1)
-		}
-		blk, ok := m.alloc(goal)
-		if !ok {
-			return 0, false
-		}
-		mask := uint64(1)<<f.ClusterBits - 1
-		pblk = blk&^mask + lblk&mask
-	}
-	if !m.setBmap(lblk, pblk) {
-		return 0, false
-	}
-	return pblk, true
-}
-
-// setBmap is ext2fs_extent_set_bmap for a logical block that is not
-// mapped: it extends the extent before it or the one after it when the
-// physical block is adjacent, and inserts a new extent otherwise.
-func (m *quotaMapper) setBmap(lblk, pblk uint64) bool {
-	if len(m.extents) == 0 {
-		m.extents = append(m.extents, qExtent{lblk, pblk, 1})
-		return true
-	}
-	// The current extent after ext2fs_extent_goto: the last one starting
-	// at or before lblk, or the first one.
-	cur := 0
-	for i, e := range m.extents {
-		if e.lblk <= lblk {
-			cur = i
-		}
-	}
-	e := &m.extents[cur]
-	switch {
-	case lblk == e.lblk+e.len && pblk == e.pblk+e.len && e.len < maxInitExtent-1:
-		e.len++
-		return true
-	case lblk+1 == e.lblk && pblk+1 == e.pblk && e.len < maxInitExtent-1:
-		e.len++
-		e.lblk--
-		e.pblk--
-		return true
-	}
-	if cur+1 < len(m.extents) {
-		nx := &m.extents[cur+1]
-		if lblk+1 == nx.lblk && pblk+1 == nx.pblk && nx.len < maxInitExtent-1 {
-			nx.len++
-			nx.lblk--
-			nx.pblk--
-			return true
-		}
-	}
-	at := cur + 1
-	if lblk < e.lblk {
-		at = cur
-	}
-	f := m.c.fs
-	ratio := uint64(1) << f.ClusterBits
-	rootMax := (ondisk.IBlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
-	if m.leafBlk == nil && len(m.extents) == rootMax {
-		// extent_node_split of the root: every extent moves to a new
-		// leaf block, placed just before the first extent's block.
-		goal := (m.extents[0].pblk - ratio) &^ (ratio - 1)
-		leaf, ok := m.alloc(goal)
-		if !ok {
-			return false
-		}
-		m.leafBlk, m.leafStart = []uint64{leaf}, []int{0}
-		m.leafMax = (f.BlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
-	}
-	if m.leafBlk == nil {
-		m.extents = slices.Insert(m.extents, at, qExtent{lblk, pblk, 1})
-		return true
-	}
-	l := m.leafOf(cur)
-	if m.leafLen(l) >= m.leafMax {
-		// extent_node_split of a leaf: the last extent moves to a new
-		// leaf when the insert is at the end of the file, the upper half
-		// otherwise; the new leaf goes just before the split leaf's
-		// first block. A full root (a second index level) is not done:
-		// quotaRewritable refuses it.
-		if len(m.leafBlk) >= rootMax {
-			return false
-		}
-		tocopy := m.leafLen(l) / 2
-		if cur == len(m.extents)-1 {
-			tocopy = 1
-		}
-		goal := (m.extents[m.leafStart[l]].pblk - ratio) &^ (ratio - 1)
-		leaf, ok := m.alloc(goal)
-		if !ok {
-			return false
-		}
-		start := m.leafStart[l] + m.leafLen(l) - tocopy
-		m.leafBlk = slices.Insert(m.leafBlk, l+1, leaf)
-		m.leafStart = slices.Insert(m.leafStart, l+1, start)
-		l = m.leafOf(cur)
-	}
-	m.extents = slices.Insert(m.extents, at, qExtent{lblk, pblk, 1})
-	for k := l + 1; k < len(m.leafStart); k++ {
-		m.leafStart[k]++
-	}
-	return true
-}
-
-// leafOf returns the leaf holding extent i.
-func (m *quotaMapper) leafOf(i int) int {
-	l := 0
-	for k, st := range m.leafStart {
-		if st <= i {
-			l = k
-		}
-	}
-	return l
-}
-
-// leafLen returns the number of extents in leaf l.
-func (m *quotaMapper) leafLen(l int) int {
-	if l+1 < len(m.leafStart) {
-		return m.leafStart[l+1] - m.leafStart[l]
-	}
-	return len(m.extents) - m.leafStart[l]
-}
-
-// putExtents writes a node's header and leaf entries into b.
-func putExtents(b []byte, max, depth int, extents []qExtent) {
-	le := binary.LittleEndian
-	le.PutUint16(b[0:], ondisk.ExtentMagic)
-	le.PutUint16(b[2:], uint16(len(extents)))
-	le.PutUint16(b[4:], uint16(max))
-	le.PutUint16(b[6:], uint16(depth))
-	for i, e := range extents {
-		o := ondisk.ExtentHeaderSize + i*ondisk.ExtentEntrySize
-		le.PutUint32(b[o:], uint32(e.lblk))
-		le.PutUint16(b[o+4:], uint16(e.len))
-		le.PutUint16(b[o+6:], uint16(e.pblk>>32))
-		le.PutUint32(b[o+8:], uint32(e.pblk))
-	}
-}
-
-// finish stores the block map in the inode and writes the mapping blocks.
-func (m *quotaMapper) finish() {
-	f := m.c.fs
-	if m.extentFS {
-		ib := m.n.IBlock()
-		rootMax := (ondisk.IBlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
-		if m.leafBlk == nil {
-			putExtents(ib, rootMax, 0, m.extents)
-			return
-		}
-		clear(ib)
-		putExtents(ib, rootMax, 1, nil)
-		le := binary.LittleEndian
-		le.PutUint16(ib[2:], uint16(len(m.leafBlk)))
-		buf := make([]byte, f.BlockSize)
-		for l, blk := range m.leafBlk {
-			ext := m.extents[m.leafStart[l] : m.leafStart[l]+m.leafLen(l)]
-			o := ondisk.ExtentHeaderSize + l*ondisk.ExtentEntrySize
-			if len(ext) > 0 {
-				le.PutUint32(ib[o:], uint32(ext[0].lblk))
-			}
-			le.PutUint32(ib[o+4:], uint32(blk))
-			le.PutUint16(ib[o+8:], uint16(blk>>32))
-			clear(buf)
-			putExtents(buf, m.leafMax, 0, ext)
-			if f.MetadataCsum {
-				if sum, _, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, m.ino, m.n.Generation()); ok {
-					le.PutUint32(buf[ondisk.ExtentHeaderSize+m.leafMax*ondisk.ExtentEntrySize:], sum)
-				}
-			}
-			m.c.writeBlock(blk, buf)
-		}
-		return
-	}
-	for blk, buf := range m.ind {
-		m.c.writeBlock(blk, buf)
-	}
-}
-
-// findInodeGoal is ext2fs_find_inode_goal for a block-mapped inode
-// without blocks: the first block of the inode's (flex) group.
-func (m *quotaMapper) findInodeGoal() uint64 {
-	f := m.c.fs
-	if b := m.n.Block(0); b != 0 {
-		return uint64(b)
-	}
-	g := (m.ino - 1) / f.InodesPerGroup
-	if lf := m.c.sb.LogGroupsPerFlex(); lf > 0 && lf < 32 {
-		g &^= 1<<lf - 1
-	}
-	return f.FirstDataBlock + uint64(g)*uint64(f.BlocksPerGroup)
-}
-
-// mapIndirect is ext2fs_bmap2 with BMAP_ALLOC for a block-mapped file.
-func (m *quotaMapper) mapIndirect(lblk uint64) (uint64, bool) {
-	f := m.c.fs
-	n := m.n
-	if lblk < 12 {
-		var goal uint64
-		if lblk > 0 {
-			goal = uint64(n.Block(int(lblk - 1)))
-		} else {
-			goal = m.findInodeGoal()
-		}
-		blk, ok := m.alloc(goal)
-		if !ok {
-			return 0, false
-		}
-		binary.LittleEndian.PutUint32(n.IBlock()[4*lblk:], uint32(blk))
-		return blk, true
-	}
-	per := uint64(f.BlockSize / 4)
-	rel := lblk - 12
-	span := per
-	for level := 1; level <= 3; level++ {
-		if rel >= span {
-			rel -= span
-			span *= per
-			continue
-		}
-		slot := 11 + level
-		top := uint64(n.Block(slot))
-		if top == 0 {
-			blk, ok := m.alloc(uint64(n.Block(slot - 1)))
-			if !ok {
-				return 0, false
-			}
-			binary.LittleEndian.PutUint32(n.IBlock()[4*slot:], uint32(blk))
-			top = blk
-		}
-		// Walk down: each level's entry is allocated with the previous
-		// entry (or the block holding it) as the goal.
-		parent := top
-		for l := level; l >= 1; l-- {
-			span /= per
-			idx := rel / span
-			rel %= span
-			pb := m.indBlock(parent)
-			child := uint64(binary.LittleEndian.Uint32(pb[4*idx:]))
-			if child == 0 {
-				goal := parent
-				if idx > 0 {
-					goal = uint64(binary.LittleEndian.Uint32(pb[4*(idx-1):]))
-				}
-				blk, ok := m.alloc(goal)
-				if !ok {
-					return 0, false
-				}
-				binary.LittleEndian.PutUint32(pb[4*idx:], uint32(blk))
-				child = blk
-			}
-			if l == 1 {
-				return child, true
-			}
-			parent = child
-		}
-	}
-	return 0, false
-}
-
-// indBlock returns the contents of new indirect block blk.
-func (m *quotaMapper) indBlock(blk uint64) []byte {
-	if m.ind == nil {
-		m.ind = map[uint64][]byte{}
-	}
-	b := m.ind[blk]
-	if b == nil {
-		b = make([]byte, m.c.fs.BlockSize)
-		m.ind[blk] = b
-	}
-	return b
 }
