@@ -71,6 +71,19 @@ func (c *Checker) quotaInum(t quota.Type) uint32 {
 	return 0
 }
 
+// setQuotaInum points the superblock's quota inode of type t at ino
+// (quota_set_sb_inum).
+func (c *Checker) setQuotaInum(t quota.Type, ino uint32) {
+	switch t {
+	case quota.User:
+		c.sb.SetUsrQuotaInum(ino)
+	case quota.Group:
+		c.sb.SetGrpQuotaInum(ino)
+	case quota.Project:
+		c.sb.SetPrjQuotaInum(ino)
+	}
+}
+
 // quotaCtx returns the quota context, created on first use like
 // quota_init_context(fs, 0): nil without the quota feature, and a table
 // for each type whose superblock inode is non-zero. gofsck never changes
@@ -93,9 +106,6 @@ func (c *Checker) initQuota() {
 	c.quota = st
 }
 
-// offIProjid is i_projid, valid when i_extra_isize covers it.
-const offIProjid = 0x9C
-
 // quotaID is e2fsprogs' get_qid.
 func quotaID(n ondisk.Inode, t quota.Type) uint32 {
 	switch t {
@@ -104,9 +114,8 @@ func quotaID(n ondisk.Inode, t quota.Type) uint32 {
 	case quota.Group:
 		return n.GID()
 	case quota.Project:
-		if len(n) >= offIProjid+4 && ondisk.GoodOldInodeSize+int(n.ExtraIsize()) >= offIProjid+4 {
-			return binary.LittleEndian.Uint32(n[offIProjid:])
-		}
+		id, _ := n.Projid() // 0 when i_extra_isize does not cover it
+		return id
 	}
 	return 0
 }

@@ -1,8 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
-
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 	"gofsck/internal/quota"
@@ -44,7 +42,7 @@ func (c *Checker) hideQuota() {
 		if !c.moveQuotaInode(from, to, t) {
 			continue
 		}
-		binary.LittleEndian.PutUint32(sb[quotaInumOff[t]:], to)
+		c.setQuotaInum(t, to)
 	}
 }
 
@@ -70,16 +68,18 @@ func (c *Checker) moveQuotaInode(from, to uint32, t quota.Type) bool {
 	}
 	n.SetFlags(flags)
 	now := uint32(c.opt.Now.Unix())
-	for _, off := range []int{8, 12, 16} { // i_atime, i_ctime, i_mtime
-		if binary.LittleEndian.Uint32(n[off:]) == 0 {
-			binary.LittleEndian.PutUint32(n[off:], now)
-		}
+	if n.Atime() == 0 {
+		n.SetAtime(now)
+	}
+	if n.Ctime() == 0 {
+		n.SetCtime(now)
+	}
+	if n.Mtime() == 0 {
+		n.SetMtime(now)
 	}
 	if f.InodeSize > ondisk.GoodOldInodeSize {
-		binary.LittleEndian.PutUint16(n[128:], 32) // i_extra_isize
-		if f.InodeSize >= 148 {
-			binary.LittleEndian.PutUint32(n[144:], now) // i_crtime
-		}
+		n.SetExtraIsize(32)
+		n.SetCrtime(now)
 	}
 	c.writeInode(to, n)
 	if !c.unlinkName(ondisk.RootIno, "aquota."+t.String(), from) {

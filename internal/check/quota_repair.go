@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 	"slices"
 	"time"
 
@@ -130,7 +129,7 @@ func (c *Checker) writePlannedQuota(t quota.Type, p *quotaPlan, free func(uint64
 	}
 	n.SetSize(uint64(len(p.built.Data)))
 	c.writeInode(ino, n)
-	binary.LittleEndian.PutUint32(c.sb[quotaInumOff[t]:], ino)
+	c.setQuotaInum(t, ino)
 }
 
 // quotaBlock is a data block of the new file: its logical and physical
