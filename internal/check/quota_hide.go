@@ -1,6 +1,7 @@
 package check
 
 import (
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 	"gofsck/internal/quota"
@@ -58,29 +59,8 @@ func (c *Checker) moveQuotaInode(from, to uint32, t quota.Type) bool {
 		return false
 	}
 	old := c.readFullInode(from)
-	n := ondisk.Inode(make([]byte, f.InodeSize))
-	copy(n, old[:ondisk.GoodOldInodeSize])
-	n.SetLinksCount(1)
-	n.SetMode(modeQuotaFile)
-	flags := uint32(flagImmutable)
-	if c.sb.HasIncompat(ondisk.IncompatExtents) {
-		flags |= ondisk.FlagExtents
-	}
-	n.SetFlags(flags)
-	now := uint32(c.opt.Now.Unix())
-	if n.Atime() == 0 {
-		n.SetAtime(now)
-	}
-	if n.Ctime() == 0 {
-		n.SetCtime(now)
-	}
-	if n.Mtime() == 0 {
-		n.SetMtime(now)
-	}
-	if f.InodeSize > ondisk.GoodOldInodeSize {
-		n.SetExtraIsize(32)
-		n.SetCrtime(now)
-	}
+	n := ext2fs.NewInode(f, old, uint32(c.opt.Now.Unix()))
+	c.setQuotaInodeFields(n)
 	c.writeInode(to, n)
 	if !c.unlinkName(ondisk.RootIno, "aquota."+t.String(), from) {
 		// ext2fs_unlink's answer when no entry matched.

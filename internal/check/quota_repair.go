@@ -35,11 +35,21 @@ func init() {
 	canRepair(problem.PR_6_UPDATE_QUOTAS)
 }
 
-// Inode flags of a new quota file.
-const (
-	flagImmutable = 0x10
-	modeQuotaFile = ondisk.SIFREG | 0o600
-)
+// modeQuotaFile is a quota file's i_mode: a regular file, 0600.
+const modeQuotaFile = ondisk.SIFREG | 0o600
+
+// setQuotaInodeFields gives n what quota_inode_init_new and
+// move_quota_inode set in a quota inode: one link, mode 0600, immutable,
+// and extent-mapped when the filesystem has extents.
+func (c *Checker) setQuotaInodeFields(n ondisk.Inode) {
+	n.SetLinksCount(1)
+	n.SetMode(modeQuotaFile)
+	flags := uint32(ondisk.FlagImmutable)
+	if c.sb.HasIncompat(ondisk.IncompatExtents) {
+		flags |= ondisk.FlagExtents
+	}
+	n.SetFlags(flags)
+}
 
 // quotaPlan is a rewrite worked out: the inode written, the new file and
 // the inode's old contents.
@@ -142,13 +152,8 @@ type quotaBlock struct{ lblk, pblk uint64 }
 // blocks in allocation order; false when the library fails or the extent
 // tree would need a second index level, which quotaRewritable refuses.
 func (c *Checker) mapQuotaFile(fsys *ext2fs.Filsys, ino uint32, built *quota.Built) (ondisk.Inode, []quotaBlock, bool) {
-	n := c.newInodeBytes(modeQuotaFile)
-	n.SetLinksCount(1)
-	flags := uint32(flagImmutable)
-	if c.sb.HasIncompat(ondisk.IncompatExtents) {
-		flags |= ondisk.FlagExtents
-	}
-	n.SetFlags(flags)
+	n := ext2fs.NewInode(c.fs, make(ondisk.Inode, ondisk.GoodOldInodeSize), uint32(c.opt.Now.Unix()))
+	c.setQuotaInodeFields(n)
 	bs := uint64(c.fs.BlockSize)
 	seen := map[uint64]bool{}
 	var m []quotaBlock
@@ -162,7 +167,7 @@ func (c *Checker) mapQuotaFile(fsys *ext2fs.Filsys, ino uint32, built *quota.Bui
 		if err != nil {
 			return n, m, false
 		}
-		if flags&ondisk.FlagExtents != 0 && ondisk.ExtentHeader(n.IBlock()).Depth() > 1 {
+		if n.Flags()&ondisk.FlagExtents != 0 && ondisk.ExtentHeader(n.IBlock()).Depth() > 1 {
 			return n, m, false
 		}
 		m = append(m, quotaBlock{lblk, pblk})
