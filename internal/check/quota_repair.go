@@ -123,7 +123,8 @@ func (c *Checker) writePlannedQuota(t quota.Type, p *quotaPlan, free func(uint64
 	if p.old.Size() != 0 && c.hasValidBlocks(p.old) {
 		c.punchAll(p.old, free)
 	}
-	fsys := &ext2fs.Filsys{FS: f, IO: quotaIO{libIO{c}}, Alloc: ext2fs.AllocFuncs{Alloc: alloc, Free: free}}
+	qio := newQuotaIO(c)
+	fsys := &ext2fs.Filsys{FS: f, IO: qio, Alloc: ext2fs.AllocFuncs{Alloc: alloc, Free: free}}
 	n, m, ok := c.mapQuotaFile(fsys, ino, p.built)
 	if !ok {
 		return
@@ -137,6 +138,7 @@ func (c *Checker) writePlannedQuota(t quota.Type, p *quotaPlan, free func(uint64
 		}
 		c.writeBlock(b.pblk, buf)
 	}
+	qio.flush()
 	n.SetSize(uint64(len(p.built.Data)))
 	c.writeInode(ino, n)
 	c.setQuotaInum(t, ino)
@@ -175,22 +177,22 @@ func (c *Checker) mapQuotaFile(fsys *ext2fs.Filsys, ino uint32, built *quota.Bui
 	return n, m, true
 }
 
-// quotaIO is the library's I/O for a quota file written after the
-// passes: the mapping blocks it writes count as changes, like the data.
-type quotaIO struct{ libIO }
-
-// WriteBlock writes a mapping block through the repair path.
-func (w quotaIO) WriteBlock(blk uint64, data []byte) { w.c.writeBlock(blk, data) }
-
-// dryIO is the library's I/O for a dry run: the blocks it writes are
-// kept in memory and read back from there, nothing reaches the disk.
-type dryIO struct {
+// quotaIO is the library's I/O while a quota file is mapped: the
+// mapping blocks the library writes (extent nodes, indirect blocks,
+// written again at each change) are kept in memory and read back from
+// there, and its inode writes are dropped (the caller writes the inode
+// once, complete). flush then writes each block once, in the order it
+// was first written, as the rewrite always has; a dry run never flushes.
+type quotaIO struct {
 	c       *Checker
 	written map[uint64][]byte
+	order   []uint64
 }
 
-// ReadBlock reads a block the dry run wrote, else the filesystem's.
-func (w *dryIO) ReadBlock(blk uint64, buf []byte) error {
+func newQuotaIO(c *Checker) *quotaIO { return &quotaIO{c: c, written: map[uint64][]byte{}} }
+
+// ReadBlock reads a block written through w, else the filesystem's.
+func (w *quotaIO) ReadBlock(blk uint64, buf []byte) error {
 	if b, ok := w.written[blk]; ok {
 		copy(buf, b)
 		return nil
@@ -199,12 +201,22 @@ func (w *dryIO) ReadBlock(blk uint64, buf []byte) error {
 }
 
 // WriteBlock keeps a copy of the block.
-func (w *dryIO) WriteBlock(blk uint64, data []byte) {
+func (w *quotaIO) WriteBlock(blk uint64, data []byte) {
+	if _, ok := w.written[blk]; !ok {
+		w.order = append(w.order, blk)
+	}
 	w.written[blk] = slices.Clone(data[:w.c.fs.BlockSize])
 }
 
-// WriteInode writes nothing: the dry run's inode stays in memory.
-func (w *dryIO) WriteInode(uint32, ondisk.Inode) {}
+// WriteInode writes nothing: the inode stays with the caller.
+func (w *quotaIO) WriteInode(uint32, ondisk.Inode) {}
+
+// flush writes the kept blocks through the repair path.
+func (w *quotaIO) flush() {
+	for _, blk := range w.order {
+		w.c.writeBlock(blk, w.written[blk])
+	}
+}
 
 // dryAlloc is the library's allocation without side effects, over a
 // bitmap with the old file's clusters freed and the dry run's own
