@@ -16,20 +16,24 @@ import (
 //
 //   - quota_inode_init_new: when the old file has a size, its blocks are
 //     punched (ext2fs_punch over the whole file); the inode is then
-//     rewritten from scratch by ext2fs_write_new_inode: a regular file,
-//     mode 0600, one link, immutable, with extents when the filesystem has
-//     them, times (and i_crtime, i_extra_isize 32) set to now, nothing else;
+//     rewritten from scratch by ext2fs_write_new_inode (ext2fs.NewInode):
+//     a regular file, mode 0600, one link, immutable, with extents when the
+//     filesystem has them, times (and i_crtime, i_extra_isize 32) set to
+//     now, nothing else;
 //   - the file is written through ext2fs_file_write (quota.Build gives the
 //     contents and the order the blocks are first written): each new block
-//     is allocated when first written, with the library's goal (the block
-//     of the previous logical block for an extent file; i_block[n-1] or the
-//     previous entry of the indirect block for a block-mapped one) and
-//     mapped as ext2fs_extent_set_bmap or ext2fs_bmap2 does;
+//     is allocated when first written and mapped by ext2fs_bmap2 with
+//     BMAP_ALLOC (ext2fs.Bmap2, with the library's goals and extent node
+//     splits);
 //   - i_size is the end of the last write and i_blocks counts every block
 //     allocated (data, indirect and extent blocks).
 //
-// The old file's limits are carried over by compareQuota (scan with
-// update_limits); the usage is the run's.
+// The checker decides whether and when: a dry run of the mapping over an
+// in-memory Writer and an allocator without side effects (quotaFits)
+// refuses a rewrite the library would fail half-way (no space) or that
+// would need a second index level in the extent tree, before the
+// question is asked. The old file's limits are carried over by
+// compareQuota (scan with update_limits); the usage is the run's.
 
 func init() {
 	canRepair(problem.PR_6_UPDATE_QUOTAS)
