@@ -7,11 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"gofsck/internal/bitmap"
-	"gofsck/internal/blockdev"
-	"gofsck/internal/freefrag"
-	"gofsck/internal/fs"
-	"gofsck/internal/ondisk"
 	"gofsck/internal/testfs"
 )
 
@@ -70,30 +65,14 @@ func TestBmap2AgainstDebugfs(t *testing.T) {
 				t.Fatalf("debugfs mapped %d of %d blocks", len(lib), len(lblks))
 			}
 
-			file, err := blockdev.Open(gimg, false, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := fs.Open(file, fs.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			bm, err := freefrag.ReadBlockBitmap(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fsys := &Filsys{FS: f, IO: devIO{t, f}, Alloc: &onDiskAlloc{f: f, bm: bm}}
-			n := make(ondisk.Inode, f.InodeSize)
-			if err := f.ReadInode(ino, n, make([]byte, f.BlockSize)); err != nil {
-				t.Fatal(err)
-			}
+			fsys := openRW(t, gimg)
+			n := readInode(t, fsys, ino)
 			for i, l := range lblks {
 				p, err := Bmap2(fsys, ino, n, l, BmapAlloc)
 				if err != nil || p != lib[i] {
 					t.Fatalf("block %d: Bmap2 = %d, %v; the library's %d", l, p, err, lib[i])
 				}
 			}
-			file.Close()
 
 			pic := func(img string) (string, []byte) {
 				out := testfs.DebugfsRO(t, img, "stat /q", "ex /q")
@@ -147,27 +126,4 @@ func timeLike(line string) bool {
 		}
 	}
 	return false
-}
-
-// onDiskAlloc is the library's allocation without e2fsck's callbacks:
-// ext2fs_new_block3 over the block bitmap read from disk, marked there;
-// the group counts, which no map depends on, are left alone.
-type onDiskAlloc struct {
-	f  *fs.FS
-	bm *bitmap.Bitmap
-}
-
-func (a *onDiskAlloc) AllocBlock(goal uint64) (uint64, bool) {
-	cl, ok := NewCluster(a.f, a.bm, goal, nil)
-	if !ok {
-		return 0, false
-	}
-	a.bm.Set(cl)
-	return cl << a.f.ClusterBits, true
-}
-
-func (a *onDiskAlloc) FreeBlock(blk uint64) {
-	if blk >= a.f.FirstDataBlock && blk < a.f.BlocksCount {
-		a.bm.Clear(a.f.ClusterOf(blk))
-	}
 }
