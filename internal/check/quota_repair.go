@@ -186,13 +186,15 @@ func (c *Checker) mapQuotaFile(fsys *ext2fs.Filsys, ino uint32, built *quota.Bui
 // written again at each change) are kept in memory and read back from
 // there, and its inode writes are dropped (the caller writes the inode
 // once, complete). flush then writes each block once, in the order it
-// was first written, as the rewrite always has; a dry run never flushes.
+// was first written (the device's write counts, and so s_kbytes_written,
+// stay those of one write a block); a dry run never flushes.
 type quotaIO struct {
 	c       *Checker
 	written map[uint64][]byte
 	order   []uint64
 }
 
+// newQuotaIO is a quotaIO with nothing written yet.
 func newQuotaIO(c *Checker) *quotaIO { return &quotaIO{c: c, written: map[uint64][]byte{}} }
 
 // ReadBlock reads a block written through w, else the filesystem's.
