@@ -1,10 +1,8 @@
 package check
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 
@@ -71,6 +69,19 @@ func (c *Checker) quotaInum(t quota.Type) uint32 {
 	return 0
 }
 
+// setQuotaInum points the superblock's quota inode of type t at ino
+// (quota_set_sb_inum).
+func (c *Checker) setQuotaInum(t quota.Type, ino uint32) {
+	switch t {
+	case quota.User:
+		c.sb.SetUsrQuotaInum(ino)
+	case quota.Group:
+		c.sb.SetGrpQuotaInum(ino)
+	case quota.Project:
+		c.sb.SetPrjQuotaInum(ino)
+	}
+}
+
 // quotaCtx returns the quota context, created on first use like
 // quota_init_context(fs, 0): nil without the quota feature, and a table
 // for each type whose superblock inode is non-zero. gofsck never changes
@@ -93,9 +104,6 @@ func (c *Checker) initQuota() {
 	c.quota = st
 }
 
-// offIProjid is i_projid, valid when i_extra_isize covers it.
-const offIProjid = 0x9C
-
 // quotaID is e2fsprogs' get_qid.
 func quotaID(n ondisk.Inode, t quota.Type) uint32 {
 	switch t {
@@ -104,9 +112,8 @@ func quotaID(n ondisk.Inode, t quota.Type) uint32 {
 	case quota.Group:
 		return n.GID()
 	case quota.Project:
-		if len(n) >= offIProjid+4 && ondisk.GoodOldInodeSize+int(n.ExtraIsize()) >= offIProjid+4 {
-			return binary.LittleEndian.Uint32(n[offIProjid:])
-		}
+		id, _ := n.Projid() // 0 when i_extra_isize does not cover it
+		return id
 	}
 	return 0
 }
@@ -224,7 +231,7 @@ func (c *Checker) compareQuota(t quota.Type, ino uint32, dict map[uint32]*quotaU
 
 // reportQuotaOpen prints the log_err lines e2fsprogs' quota_file_open
 // prints when v2_check_file or v2_init_io refuses the file.
-func (c *Checker) reportQuotaOpen(ino uint32, f *quotaFile, err error) {
+func (c *Checker) reportQuotaOpen(ino uint32, f *ext2fs.File, err error) {
 	var fe *quota.FormatError
 	switch {
 	case errors.Is(err, quota.ErrWrongEndian):
@@ -248,150 +255,10 @@ func (c *Checker) reportQuotaOpen(ino uint32, f *quotaFile, err error) {
 	}
 }
 
-// openQuotaFile reads the quota inode as ext2fs_file_open does.
-func (c *Checker) openQuotaFile(ino uint32) (*quotaFile, error) {
-	if ino == 0 || ino > c.fs.InodesCount {
-		return nil, ext2fs.ErrBadInodeNum
-	}
-	n := make(ondisk.Inode, c.fs.InodeSize)
-	if err := c.fs.ReadInode(ino, n, make([]byte, c.fs.BlockSize)); err != nil {
-		return nil, ext2fs.ErrShortRead
-	}
-	return &quotaFile{c: c, n: n, buf: make([]byte, c.fs.BlockSize)}, nil
+// openQuotaFile opens quota inode ino for reading (ext2fs_file_open),
+// through the checker's reads; reading allocates nothing.
+func (c *Checker) openQuotaFile(ino uint32) (*ext2fs.File, error) {
+	return ext2fs.OpenFile(&ext2fs.Filsys{FS: c.fs, IO: libIO{c}}, ino)
 }
 
-// quotaFile reads a quota inode's contents like ext2fs_file_read: up to
-// i_size, holes and uninitialised extents as zeros.
-type quotaFile struct {
-	c   *Checker
-	n   ondisk.Inode
-	buf []byte // one filesystem block
-}
-
-var _ quota.File = (*quotaFile)(nil)
-
-// Size is EXT2_I_SIZE.
-func (f *quotaFile) Size() uint64 { return f.n.Size() }
-
-// ReadAt implements io.ReaderAt over the file's blocks.
-func (f *quotaFile) ReadAt(p []byte, off int64) (int, error) {
-	size := f.Size()
-	if off < 0 {
-		return 0, errors.New("negative offset")
-	}
-	done := 0
-	fs := f.c.fs
-	for done < len(p) {
-		pos := uint64(off) + uint64(done)
-		if pos >= size {
-			return done, io.EOF
-		}
-		lblk := pos >> fs.BlockBits
-		start := int(pos & uint64(fs.BlockSize-1))
-		k := min(len(p)-done, fs.BlockSize-start)
-		if left := size - pos; uint64(k) > left {
-			k = int(left)
-		}
-		if f.n.Flags()&ondisk.FlagInlineData != 0 {
-			// Only the i_block part of inline data is read.
-			clear(f.buf)
-			if lblk == 0 {
-				copy(f.buf, f.n.IBlock())
-			}
-		} else {
-			pblk, err := f.c.bmap(f.n, lblk, f.buf)
-			if err != nil {
-				return 0, err
-			}
-			if pblk == 0 {
-				clear(f.buf)
-			} else if err := fs.ReadBlock(pblk, f.buf); err != nil {
-				return 0, err
-			}
-		}
-		copy(p[done:done+k], f.buf[start:start+k])
-		done += k
-	}
-	return done, nil
-}
-
-// errBmap is a block map that cannot be followed.
-var errBmap = errors.New("check: corrupt block map")
-
-// bmap maps logical block lblk of inode n to a physical block like
-// ext2fs_bmap2 without allocation: 0 for a hole or an uninitialised
-// extent. buf is a block-sized scratch buffer.
-func (c *Checker) bmap(n ondisk.Inode, lblk uint64, buf []byte) (uint64, error) {
-	f := c.fs
-	if n.Flags()&ondisk.FlagExtents != 0 {
-		if lblk >= 1<<32 {
-			return 0, nil
-		}
-		node := ondisk.ExtentHeader(n.IBlock())
-		if node.Verify() != nil {
-			return 0, errBmap
-		}
-		depth := int(node.Depth())
-		for level := depth; ; level-- {
-			if int(node.Depth()) != level {
-				return 0, errBmap
-			}
-			if level == 0 {
-				for i := 0; i < int(node.Entries()); i++ {
-					e := node.Leaf(i)
-					if uint64(e.Lblk) <= lblk && lblk < uint64(e.Lblk)+uint64(e.Len) {
-						if e.Uninit {
-							return 0, nil
-						}
-						return e.Pblk + (lblk - uint64(e.Lblk)), nil
-					}
-				}
-				return 0, nil
-			}
-			next := -1
-			for i := 0; i < int(node.Entries()); i++ {
-				if uint64(node.Idx(i).Lblk) <= lblk {
-					next = i
-				}
-			}
-			if next < 0 {
-				return 0, nil
-			}
-			if err := f.ReadBlock(node.Idx(next).Leaf, buf); err != nil {
-				return 0, err
-			}
-			node = ondisk.ExtentHeader(buf)
-			if node.Verify() != nil {
-				return 0, errBmap
-			}
-		}
-	}
-	if lblk < 12 {
-		return uint64(n.Block(int(lblk))), nil
-	}
-	per := uint64(f.BlockSize / 4)
-	lblk -= 12
-	span := uint64(1)
-	for level := 1; level <= 3; level++ {
-		span *= per
-		if lblk >= span {
-			lblk -= span
-			continue
-		}
-		blk := uint64(n.Block(11 + level))
-		for l := level; l >= 1; l-- {
-			if blk == 0 {
-				return 0, nil
-			}
-			if err := f.ReadBlock(blk, buf); err != nil {
-				return 0, err
-			}
-			sub := span / per
-			span = sub
-			blk = uint64(binary.LittleEndian.Uint32(buf[4*(lblk/sub):]))
-			lblk %= sub
-		}
-		return blk, nil
-	}
-	return 0, nil
-}
+var _ quota.File = (*ext2fs.File)(nil)

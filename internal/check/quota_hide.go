@@ -1,8 +1,7 @@
 package check
 
 import (
-	"encoding/binary"
-
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 	"gofsck/internal/quota"
@@ -44,7 +43,7 @@ func (c *Checker) hideQuota() {
 		if !c.moveQuotaInode(from, to, t) {
 			continue
 		}
-		binary.LittleEndian.PutUint32(sb[quotaInumOff[t]:], to)
+		c.setQuotaInum(t, to)
 	}
 }
 
@@ -60,27 +59,8 @@ func (c *Checker) moveQuotaInode(from, to uint32, t quota.Type) bool {
 		return false
 	}
 	old := c.readFullInode(from)
-	n := ondisk.Inode(make([]byte, f.InodeSize))
-	copy(n, old[:ondisk.GoodOldInodeSize])
-	n.SetLinksCount(1)
-	n.SetMode(modeQuotaFile)
-	flags := uint32(flagImmutable)
-	if c.sb.HasIncompat(ondisk.IncompatExtents) {
-		flags |= ondisk.FlagExtents
-	}
-	n.SetFlags(flags)
-	now := uint32(c.opt.Now.Unix())
-	for _, off := range []int{8, 12, 16} { // i_atime, i_ctime, i_mtime
-		if binary.LittleEndian.Uint32(n[off:]) == 0 {
-			binary.LittleEndian.PutUint32(n[off:], now)
-		}
-	}
-	if f.InodeSize > ondisk.GoodOldInodeSize {
-		binary.LittleEndian.PutUint16(n[128:], 32) // i_extra_isize
-		if f.InodeSize >= 148 {
-			binary.LittleEndian.PutUint32(n[144:], now) // i_crtime
-		}
-	}
+	n := ext2fs.NewInode(f, old, uint32(c.opt.Now.Unix()))
+	c.setQuotaInodeFields(n)
 	c.writeInode(to, n)
 	if !c.unlinkName(ondisk.RootIno, "aquota."+t.String(), from) {
 		// ext2fs_unlink's answer when no entry matched.

@@ -118,6 +118,7 @@ func (c *Checker) quotaFits(p *quotaPlan, m *bitmap.Bitmap) bool {
 		})
 		slices.Sort(d.freed)
 	}
-	_, ok := c.mapQuotaFile(p.ino, p.built, d.alloc)
+	fsys := &ext2fs.Filsys{FS: c.fs, IO: newQuotaIO(c), Alloc: ext2fs.AllocFuncs{Alloc: d.alloc, Free: func(uint64) {}}}
+	_, _, ok := c.mapQuotaFile(fsys, p.ino, p.built)
 	return ok
 }

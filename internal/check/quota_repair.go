@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 	"slices"
 	"time"
 
@@ -17,31 +16,44 @@ import (
 //
 //   - quota_inode_init_new: when the old file has a size, its blocks are
 //     punched (ext2fs_punch over the whole file); the inode is then
-//     rewritten from scratch by ext2fs_write_new_inode: a regular file,
-//     mode 0600, one link, immutable, with extents when the filesystem has
-//     them, times (and i_crtime, i_extra_isize 32) set to now, nothing else;
+//     rewritten from scratch by ext2fs_write_new_inode (ext2fs.NewInode):
+//     a regular file, mode 0600, one link, immutable, with extents when the
+//     filesystem has them, times (and i_crtime, i_extra_isize 32) set to
+//     now, nothing else;
 //   - the file is written through ext2fs_file_write (quota.Build gives the
 //     contents and the order the blocks are first written): each new block
-//     is allocated when first written, with the library's goal (the block
-//     of the previous logical block for an extent file; i_block[n-1] or the
-//     previous entry of the indirect block for a block-mapped one) and
-//     mapped as ext2fs_extent_set_bmap or ext2fs_bmap2 does;
+//     is allocated when first written and mapped by ext2fs_bmap2 with
+//     BMAP_ALLOC (ext2fs.Bmap2, with the library's goals and extent node
+//     splits);
 //   - i_size is the end of the last write and i_blocks counts every block
 //     allocated (data, indirect and extent blocks).
 //
-// The old file's limits are carried over by compareQuota (scan with
-// update_limits); the usage is the run's.
+// The checker decides whether and when: a dry run of the mapping over an
+// in-memory Writer and an allocator without side effects (quotaFits)
+// refuses a rewrite the library would fail half-way (no space) or that
+// would need a second index level in the extent tree, before the
+// question is asked. The old file's limits are carried over by
+// compareQuota (scan with update_limits); the usage is the run's.
 
 func init() {
 	canRepair(problem.PR_6_UPDATE_QUOTAS)
 }
 
-// Inode flags of a new quota file.
-const (
-	flagImmutable = 0x10
-	modeQuotaFile = ondisk.SIFREG | 0o600
-	maxInitExtent = 32768 // EXT_INIT_MAX_LEN
-)
+// modeQuotaFile is a quota file's i_mode: a regular file, 0600.
+const modeQuotaFile = ondisk.SIFREG | 0o600
+
+// setQuotaInodeFields gives n what quota_inode_init_new and
+// move_quota_inode set in a quota inode: one link, mode 0600, immutable,
+// and extent-mapped when the filesystem has extents.
+func (c *Checker) setQuotaInodeFields(n ondisk.Inode) {
+	n.SetLinksCount(1)
+	n.SetMode(modeQuotaFile)
+	flags := uint32(ondisk.FlagImmutable)
+	if c.sb.HasIncompat(ondisk.IncompatExtents) {
+		flags |= ondisk.FlagExtents
+	}
+	n.SetFlags(flags)
+}
 
 // quotaPlan is a rewrite worked out: the inode written, the new file and
 // the inode's old contents.
@@ -115,56 +127,101 @@ func (c *Checker) writePlannedQuota(t quota.Type, p *quotaPlan, free func(uint64
 	if p.old.Size() != 0 && c.hasValidBlocks(p.old) {
 		c.punchAll(p.old, free)
 	}
-	m, ok := c.mapQuotaFile(ino, p.built, alloc)
+	qio := newQuotaIO(c)
+	fsys := &ext2fs.Filsys{FS: f, IO: qio, Alloc: ext2fs.AllocFuncs{Alloc: alloc, Free: free}}
+	n, m, ok := c.mapQuotaFile(fsys, ino, p.built)
 	if !ok {
 		return
 	}
 	bs := uint64(f.BlockSize)
 	buf := make([]byte, f.BlockSize)
-	for i, lblk := range m.lblks {
+	for _, b := range m {
 		clear(buf)
-		if start := lblk * bs; start < uint64(len(p.built.Data)) {
+		if start := b.lblk * bs; start < uint64(len(p.built.Data)) {
 			copy(buf, p.built.Data[start:])
 		}
-		c.writeBlock(m.pblks[i], buf)
+		c.writeBlock(b.pblk, buf)
 	}
-	m.finish()
-	m.n.SetSize(uint64(len(p.built.Data)))
-	m.n.SetBlocks(m.iblocks)
-	c.writeInode(ino, m.n)
-	binary.LittleEndian.PutUint32(c.sb[quotaInumOff[t]:], ino)
+	qio.flush()
+	n.SetSize(uint64(len(p.built.Data)))
+	c.writeInode(ino, n)
+	c.setQuotaInum(t, ino)
 }
 
-// mapQuotaFile builds the new inode and maps the file's blocks in the
-// order they are first written, allocating with alloc.
-func (c *Checker) mapQuotaFile(ino uint32, built *quota.Built, alloc func(uint64) (uint64, bool)) (*quotaMapper, bool) {
-	n := c.newInodeBytes(modeQuotaFile)
-	n.SetLinksCount(1)
-	flags := uint32(flagImmutable)
-	if c.sb.HasIncompat(ondisk.IncompatExtents) {
-		flags |= ondisk.FlagExtents
-	}
-	n.SetFlags(flags)
-	m := &quotaMapper{c: c, ino: ino, n: n, allocFn: alloc}
-	if flags&ondisk.FlagExtents != 0 {
-		m.initExtents()
-	}
+// quotaBlock is a data block of the new file: its logical and physical
+// numbers.
+type quotaBlock struct{ lblk, pblk uint64 }
+
+// mapQuotaFile builds the new inode and maps the file's blocks through
+// the library's ext2fs_bmap2 (BMAP_ALLOC) in the order they are first
+// written, as ext2fs_file_write does. It returns the inode and the data
+// blocks in allocation order; false when the library fails or the extent
+// tree would need a second index level, which quotaRewritable refuses.
+func (c *Checker) mapQuotaFile(fsys *ext2fs.Filsys, ino uint32, built *quota.Built) (ondisk.Inode, []quotaBlock, bool) {
+	n := ext2fs.NewInode(c.fs, make(ondisk.Inode, ondisk.GoodOldInodeSize), uint32(c.opt.Now.Unix()))
+	c.setQuotaInodeFields(n)
 	bs := uint64(c.fs.BlockSize)
 	seen := map[uint64]bool{}
+	var m []quotaBlock
 	for _, qb := range built.Order {
 		lblk := uint64(qb) * quota.BlockSize / bs
 		if seen[lblk] {
 			continue
 		}
 		seen[lblk] = true
-		pblk, ok := m.mapBlock(lblk)
-		if !ok {
-			return m, false
+		pblk, err := ext2fs.Bmap2(fsys, ino, n, lblk, ext2fs.BmapAlloc)
+		if err != nil {
+			return n, m, false
 		}
-		m.lblks = append(m.lblks, lblk)
-		m.pblks = append(m.pblks, pblk)
+		if n.Flags()&ondisk.FlagExtents != 0 && ondisk.ExtentHeader(n.IBlock()).Depth() > 1 {
+			return n, m, false
+		}
+		m = append(m, quotaBlock{lblk, pblk})
 	}
-	return m, true
+	return n, m, true
+}
+
+// quotaIO is the library's I/O while a quota file is mapped: the
+// mapping blocks the library writes (extent nodes, indirect blocks,
+// written again at each change) are kept in memory and read back from
+// there, and its inode writes are dropped (the caller writes the inode
+// once, complete). flush then writes each block once, in the order it
+// was first written (the device's write counts, and so s_kbytes_written,
+// stay those of one write a block); a dry run never flushes.
+type quotaIO struct {
+	c       *Checker
+	written map[uint64][]byte
+	order   []uint64
+}
+
+// newQuotaIO is a quotaIO with nothing written yet.
+func newQuotaIO(c *Checker) *quotaIO { return &quotaIO{c: c, written: map[uint64][]byte{}} }
+
+// ReadBlock reads a block written through w, else the filesystem's.
+func (w *quotaIO) ReadBlock(blk uint64, buf []byte) error {
+	if b, ok := w.written[blk]; ok {
+		copy(buf, b)
+		return nil
+	}
+	return w.c.fs.ReadBlock(blk, buf)
+}
+
+// WriteBlock keeps a copy of the block.
+func (w *quotaIO) WriteBlock(blk uint64, data []byte) {
+	if _, ok := w.written[blk]; !ok {
+		w.order = append(w.order, blk)
+	}
+	w.written[blk] = slices.Clone(data[:w.c.fs.BlockSize])
+}
+
+// WriteInode writes nothing: the inode stays with the caller.
+func (w *quotaIO) WriteInode(uint32, ondisk.Inode) {}
+
+// flush writes the kept blocks through the repair path.
+func (w *quotaIO) flush() {
+	for _, blk := range w.order {
+		w.c.writeBlock(blk, w.written[blk])
+	}
 }
 
 // dryAlloc is the library's allocation without side effects, over a
@@ -240,369 +297,4 @@ func (c *Checker) punchAll(n ondisk.Inode, free func(uint64)) {
 		last = cl
 		free(b)
 	})
-}
-
-// qExtent is one extent of the new file.
-type qExtent struct {
-	lblk, pblk uint64
-	len        uint64
-}
-
-// quotaMapper maps the new file's blocks as the library's bmap with
-// BMAP_ALLOC does.
-type quotaMapper struct {
-	c       *Checker
-	ino     uint32
-	n       ondisk.Inode
-	iblocks uint64 // i_blocks, in 512-byte units
-	allocFn func(goal uint64) (uint64, bool)
-	// The data blocks mapped, in allocation order.
-	lblks, pblks []uint64
-
-	// Extent files: the extents in logical order. Once the in-inode root
-	// has been split they live in leaf blocks: leafBlk[i] holds extents
-	// leafStart[i] up to the next leaf's start.
-	extents   []qExtent
-	leafBlk   []uint64
-	leafStart []int
-	leafMax   int
-	extentFS  bool
-
-	// Block-mapped files: the indirect blocks' contents by block number.
-	ind map[uint64][]byte
-}
-
-// addBlocks is ext2fs_iblk_add_blocks for one allocation.
-func (m *quotaMapper) addBlocks() {
-	m.iblocks += uint64(m.c.fs.BlockSize/512) << m.c.fs.ClusterBits
-}
-
-// alloc is ext2fs_alloc_block3 with e2fsck's callback after pass 5.
-func (m *quotaMapper) alloc(goal uint64) (uint64, bool) {
-	blk, ok := m.allocFn(goal)
-	if ok {
-		m.addBlocks()
-	}
-	return blk, ok
-}
-
-// mapBlock allocates and maps logical block lblk.
-func (m *quotaMapper) mapBlock(lblk uint64) (uint64, bool) {
-	if m.extentFS {
-		return m.mapExtent(lblk)
-	}
-	return m.mapIndirect(lblk)
-}
-
-func (m *quotaMapper) initExtents() {
-	m.extentFS = true
-	ib := m.n.IBlock()
-	clear(ib)
-	binary.LittleEndian.PutUint16(ib[0:], ondisk.ExtentMagic)
-	binary.LittleEndian.PutUint16(ib[4:], uint16((ondisk.IBlockSize-ondisk.ExtentHeaderSize)/ondisk.ExtentEntrySize))
-}
-
-// lookup returns the physical block of lblk, 0 when unmapped.
-func (m *quotaMapper) lookup(lblk uint64) uint64 {
-	for _, e := range m.extents {
-		if lblk >= e.lblk && lblk < e.lblk+e.len {
-			return e.pblk + lblk - e.lblk
-		}
-	}
-	return 0
-}
-
-// mapExtent is extent_bmap with BMAP_ALLOC followed by
-// ext2fs_extent_set_bmap.
-func (m *quotaMapper) mapExtent(lblk uint64) (uint64, bool) {
-	f := m.c.fs
-	var pblk uint64
-	if f.ClusterBits > 0 {
-		// implied_cluster_alloc: another block of the logical cluster
-		// already has a physical cluster.
-		mask := uint64(1)<<f.ClusterBits - 1
-		base := lblk &^ mask
-		for i := uint64(0); i <= mask; i++ {
-			if base+i == lblk {
-				continue
-			}
-			if p := m.lookup(base + i); p != 0 {
-				pblk = p - i + (lblk - base)
-				break
-			}
-		}
-	}
-	if pblk == 0 {
-		var goal uint64
-		if lblk > 0 {
-			goal = m.lookup(lblk - 1)
-		}
-		blk, ok := m.alloc(goal)
-		if !ok {
-			return 0, false
-		}
-		mask := uint64(1)<<f.ClusterBits - 1
-		pblk = blk&^mask + lblk&mask
-	}
-	if !m.setBmap(lblk, pblk) {
-		return 0, false
-	}
-	return pblk, true
-}
-
-// setBmap is ext2fs_extent_set_bmap for a logical block that is not
-// mapped: it extends the extent before it or the one after it when the
-// physical block is adjacent, and inserts a new extent otherwise.
-func (m *quotaMapper) setBmap(lblk, pblk uint64) bool {
-	if len(m.extents) == 0 {
-		m.extents = append(m.extents, qExtent{lblk, pblk, 1})
-		return true
-	}
-	// The current extent after ext2fs_extent_goto: the last one starting
-	// at or before lblk, or the first one.
-	cur := 0
-	for i, e := range m.extents {
-		if e.lblk <= lblk {
-			cur = i
-		}
-	}
-	e := &m.extents[cur]
-	switch {
-	case lblk == e.lblk+e.len && pblk == e.pblk+e.len && e.len < maxInitExtent-1:
-		e.len++
-		return true
-	case lblk+1 == e.lblk && pblk+1 == e.pblk && e.len < maxInitExtent-1:
-		e.len++
-		e.lblk--
-		e.pblk--
-		return true
-	}
-	if cur+1 < len(m.extents) {
-		nx := &m.extents[cur+1]
-		if lblk+1 == nx.lblk && pblk+1 == nx.pblk && nx.len < maxInitExtent-1 {
-			nx.len++
-			nx.lblk--
-			nx.pblk--
-			return true
-		}
-	}
-	at := cur + 1
-	if lblk < e.lblk {
-		at = cur
-	}
-	f := m.c.fs
-	ratio := uint64(1) << f.ClusterBits
-	rootMax := (ondisk.IBlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
-	if m.leafBlk == nil && len(m.extents) == rootMax {
-		// extent_node_split of the root: every extent moves to a new
-		// leaf block, placed just before the first extent's block.
-		goal := (m.extents[0].pblk - ratio) &^ (ratio - 1)
-		leaf, ok := m.alloc(goal)
-		if !ok {
-			return false
-		}
-		m.leafBlk, m.leafStart = []uint64{leaf}, []int{0}
-		m.leafMax = (f.BlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
-	}
-	if m.leafBlk == nil {
-		m.extents = slices.Insert(m.extents, at, qExtent{lblk, pblk, 1})
-		return true
-	}
-	l := m.leafOf(cur)
-	if m.leafLen(l) >= m.leafMax {
-		// extent_node_split of a leaf: the last extent moves to a new
-		// leaf when the insert is at the end of the file, the upper half
-		// otherwise; the new leaf goes just before the split leaf's
-		// first block. A full root (a second index level) is not done:
-		// quotaRewritable refuses it.
-		if len(m.leafBlk) >= rootMax {
-			return false
-		}
-		tocopy := m.leafLen(l) / 2
-		if cur == len(m.extents)-1 {
-			tocopy = 1
-		}
-		goal := (m.extents[m.leafStart[l]].pblk - ratio) &^ (ratio - 1)
-		leaf, ok := m.alloc(goal)
-		if !ok {
-			return false
-		}
-		start := m.leafStart[l] + m.leafLen(l) - tocopy
-		m.leafBlk = slices.Insert(m.leafBlk, l+1, leaf)
-		m.leafStart = slices.Insert(m.leafStart, l+1, start)
-		l = m.leafOf(cur)
-	}
-	m.extents = slices.Insert(m.extents, at, qExtent{lblk, pblk, 1})
-	for k := l + 1; k < len(m.leafStart); k++ {
-		m.leafStart[k]++
-	}
-	return true
-}
-
-// leafOf returns the leaf holding extent i.
-func (m *quotaMapper) leafOf(i int) int {
-	l := 0
-	for k, st := range m.leafStart {
-		if st <= i {
-			l = k
-		}
-	}
-	return l
-}
-
-// leafLen returns the number of extents in leaf l.
-func (m *quotaMapper) leafLen(l int) int {
-	if l+1 < len(m.leafStart) {
-		return m.leafStart[l+1] - m.leafStart[l]
-	}
-	return len(m.extents) - m.leafStart[l]
-}
-
-// putExtents writes a node's header and leaf entries into b.
-func putExtents(b []byte, max, depth int, extents []qExtent) {
-	le := binary.LittleEndian
-	le.PutUint16(b[0:], ondisk.ExtentMagic)
-	le.PutUint16(b[2:], uint16(len(extents)))
-	le.PutUint16(b[4:], uint16(max))
-	le.PutUint16(b[6:], uint16(depth))
-	for i, e := range extents {
-		o := ondisk.ExtentHeaderSize + i*ondisk.ExtentEntrySize
-		le.PutUint32(b[o:], uint32(e.lblk))
-		le.PutUint16(b[o+4:], uint16(e.len))
-		le.PutUint16(b[o+6:], uint16(e.pblk>>32))
-		le.PutUint32(b[o+8:], uint32(e.pblk))
-	}
-}
-
-// finish stores the block map in the inode and writes the mapping blocks.
-func (m *quotaMapper) finish() {
-	f := m.c.fs
-	if m.extentFS {
-		ib := m.n.IBlock()
-		rootMax := (ondisk.IBlockSize - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
-		if m.leafBlk == nil {
-			putExtents(ib, rootMax, 0, m.extents)
-			return
-		}
-		clear(ib)
-		putExtents(ib, rootMax, 1, nil)
-		le := binary.LittleEndian
-		le.PutUint16(ib[2:], uint16(len(m.leafBlk)))
-		buf := make([]byte, f.BlockSize)
-		for l, blk := range m.leafBlk {
-			ext := m.extents[m.leafStart[l] : m.leafStart[l]+m.leafLen(l)]
-			o := ondisk.ExtentHeaderSize + l*ondisk.ExtentEntrySize
-			if len(ext) > 0 {
-				le.PutUint32(ib[o:], uint32(ext[0].lblk))
-			}
-			le.PutUint32(ib[o+4:], uint32(blk))
-			le.PutUint16(ib[o+8:], uint16(blk>>32))
-			clear(buf)
-			putExtents(buf, m.leafMax, 0, ext)
-			if f.MetadataCsum {
-				if sum, _, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, m.ino, m.n.Generation()); ok {
-					le.PutUint32(buf[ondisk.ExtentHeaderSize+m.leafMax*ondisk.ExtentEntrySize:], sum)
-				}
-			}
-			m.c.writeBlock(blk, buf)
-		}
-		return
-	}
-	for blk, buf := range m.ind {
-		m.c.writeBlock(blk, buf)
-	}
-}
-
-// findInodeGoal is ext2fs_find_inode_goal for a block-mapped inode
-// without blocks: the first block of the inode's (flex) group.
-func (m *quotaMapper) findInodeGoal() uint64 {
-	f := m.c.fs
-	if b := m.n.Block(0); b != 0 {
-		return uint64(b)
-	}
-	g := (m.ino - 1) / f.InodesPerGroup
-	if lf := m.c.sb.LogGroupsPerFlex(); lf > 0 && lf < 32 {
-		g &^= 1<<lf - 1
-	}
-	return f.FirstDataBlock + uint64(g)*uint64(f.BlocksPerGroup)
-}
-
-// mapIndirect is ext2fs_bmap2 with BMAP_ALLOC for a block-mapped file.
-func (m *quotaMapper) mapIndirect(lblk uint64) (uint64, bool) {
-	f := m.c.fs
-	n := m.n
-	if lblk < 12 {
-		var goal uint64
-		if lblk > 0 {
-			goal = uint64(n.Block(int(lblk - 1)))
-		} else {
-			goal = m.findInodeGoal()
-		}
-		blk, ok := m.alloc(goal)
-		if !ok {
-			return 0, false
-		}
-		binary.LittleEndian.PutUint32(n.IBlock()[4*lblk:], uint32(blk))
-		return blk, true
-	}
-	per := uint64(f.BlockSize / 4)
-	rel := lblk - 12
-	span := per
-	for level := 1; level <= 3; level++ {
-		if rel >= span {
-			rel -= span
-			span *= per
-			continue
-		}
-		slot := 11 + level
-		top := uint64(n.Block(slot))
-		if top == 0 {
-			blk, ok := m.alloc(uint64(n.Block(slot - 1)))
-			if !ok {
-				return 0, false
-			}
-			binary.LittleEndian.PutUint32(n.IBlock()[4*slot:], uint32(blk))
-			top = blk
-		}
-		// Walk down: each level's entry is allocated with the previous
-		// entry (or the block holding it) as the goal.
-		parent := top
-		for l := level; l >= 1; l-- {
-			span /= per
-			idx := rel / span
-			rel %= span
-			pb := m.indBlock(parent)
-			child := uint64(binary.LittleEndian.Uint32(pb[4*idx:]))
-			if child == 0 {
-				goal := parent
-				if idx > 0 {
-					goal = uint64(binary.LittleEndian.Uint32(pb[4*(idx-1):]))
-				}
-				blk, ok := m.alloc(goal)
-				if !ok {
-					return 0, false
-				}
-				binary.LittleEndian.PutUint32(pb[4*idx:], uint32(blk))
-				child = blk
-			}
-			if l == 1 {
-				return child, true
-			}
-			parent = child
-		}
-	}
-	return 0, false
-}
-
-// indBlock returns the contents of new indirect block blk.
-func (m *quotaMapper) indBlock(blk uint64) []byte {
-	if m.ind == nil {
-		m.ind = map[uint64][]byte{}
-	}
-	b := m.ind[blk]
-	if b == nil {
-		b = make([]byte, m.c.fs.BlockSize)
-		m.ind[blk] = b
-	}
-	return b
 }

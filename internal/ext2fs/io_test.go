@@ -3,7 +3,9 @@ package ext2fs
 import (
 	"testing"
 
+	"gofsck/internal/bitmap"
 	"gofsck/internal/blockdev"
+	"gofsck/internal/freefrag"
 	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 )
@@ -71,4 +73,60 @@ func openOverlay(t *testing.T, img string) (*fs.FS, *blockdev.Overlay) {
 		t.Fatal(err)
 	}
 	return f, ov
+}
+
+// openRW opens img read-write (writes go straight to the file) as the
+// library's filesystem, allocating as the library does without e2fsck's
+// callbacks (diskAlloc).
+func openRW(t *testing.T, img string) *Filsys {
+	t.Helper()
+	file, err := blockdev.Open(img, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { file.Close() })
+	f, err := fs.Open(file, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm, err := freefrag.ReadBlockBitmap(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Filsys{FS: f, IO: devIO{t, f}, Alloc: &diskAlloc{f: f, bm: bm}}
+}
+
+// diskAlloc is ext2fs_new_block3 over fs->block_map (the bitmap
+// ext2fs_read_block_bitmap reads) with the bitmap half of
+// ext2fs_block_alloc_stats2. The trees compared do not depend on the
+// group counts, which it leaves alone.
+type diskAlloc struct {
+	f  *fs.FS
+	bm *bitmap.Bitmap
+}
+
+func (a *diskAlloc) AllocBlock(goal uint64) (uint64, bool) {
+	cl, ok := NewCluster(a.f, a.bm, goal, nil)
+	if !ok {
+		return 0, false
+	}
+	a.bm.Set(cl)
+	return cl << a.f.ClusterBits, true
+}
+
+func (a *diskAlloc) FreeBlock(blk uint64) {
+	if blk >= a.f.FirstDataBlock && blk < a.f.BlocksCount {
+		a.bm.Clear(a.f.ClusterOf(blk))
+	}
+}
+
+// readInode reads inode ino of fsys.
+func readInode(t *testing.T, fsys *Filsys, ino uint32) ondisk.Inode {
+	t.Helper()
+	f := fsys.FS
+	n := make(ondisk.Inode, f.InodeSize)
+	if err := f.ReadInode(ino, n, make([]byte, f.BlockSize)); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
