@@ -3,7 +3,6 @@ package check
 import (
 	"encoding/binary"
 	"fmt"
-	"sync"
 
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
@@ -14,10 +13,6 @@ import (
 // Dropping an unusable journal (PR_0_JOURNAL_BAD_INODE) and creating a new
 // one at the end of the run (PR_6_RECREATE_JOURNAL, the library's
 // ext2fs_add_journal_inode3 with the default size).
-
-// journalDropped records e2fsck's E2F_FLAG_JOURNAL_INODE per Checker: the
-// journal was dropped and is to be re-created.
-var journalDropped sync.Map // *Checker -> struct{}
 
 // logger is a Sink that prints lines outside the problem table.
 type logger interface{ Log(string) }
@@ -43,7 +38,7 @@ func (c *Checker) dropJournal() {
 	sb.SetFeatureCompat(sb.FeatureCompat() &^ ondisk.CompatHasJournal)
 	binary.LittleEndian.PutUint32(sb[sbJournalInum:], 0)
 	clear(sb[sbJnlBlocks : sbJnlBlocks+17*4])
-	journalDropped.Store(c, struct{}{})
+	c.journalDropped = true
 	c.writeAllSupers()
 	c.clearRecover(true)
 }
@@ -96,7 +91,7 @@ type journalPlan struct {
 
 // recreateJournal is unix.c's PR_6_RECREATE_JOURNAL step after the passes.
 func (c *Checker) recreateJournal() {
-	if _, ok := journalDropped.Load(c); !ok || c.invalidBitmaps || !c.repairing() {
+	if !c.journalDropped || c.invalidBitmaps || !c.repairing() {
 		return
 	}
 	f := c.fs

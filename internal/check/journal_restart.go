@@ -25,7 +25,7 @@ import (
 // a restart asked by pass 1, 2 or 3. It returns false when the run stops
 // because gofsck cannot follow (c.unsupported).
 func (c *Checker) journalBeforeRestart() bool {
-	if _, ok := journalDropped.Load(c); !ok || c.invalidBitmaps || !c.repairing() {
+	if !c.journalDropped || c.invalidBitmaps || !c.repairing() {
 		return true
 	}
 	return c.recreateJournalForRestart()
