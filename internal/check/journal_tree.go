@@ -1,8 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
-
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 )
@@ -50,11 +48,9 @@ func (c *Checker) writeJournalTree(n, fc uint64, d, found *diskBitmaps, goal uin
 	// The inode as write_journal_inode hands it to ext2fs_fallocate: the
 	// size set first (it bounds the handle's end block).
 	ino := make(ondisk.Inode, f.InodeSize)
-	binary.LittleEndian.PutUint16(ino[0x00:], ondisk.SIFREG|0o600)
-	size := n * bs
-	binary.LittleEndian.PutUint32(ino[0x04:], uint32(size))
-	binary.LittleEndian.PutUint32(ino[0x6C:], uint32(size>>32))
-	binary.LittleEndian.PutUint16(ino[0x1A:], 1)
+	ino.SetMode(ondisk.SIFREG | 0o600)
+	ino.SetSize(n * bs)
+	ino.SetLinksCount(1)
 	x, err := c.openExtHandle(ondisk.JournalIno, ino)
 	if err != nil {
 		return false
@@ -63,7 +59,7 @@ func (c *Checker) writeJournalTree(n, fc uint64, d, found *diskBitmaps, goal uin
 	alloc := func(goal uint64) (uint64, bool) {
 		// ext2fs_alloc_block2 through e2fsck's allocator: ext2fs_new_block2
 		// over fs->block_map, the block zeroed and its alloc stats.
-		b, ok := c.nextFree(found, nil, goal)
+		b, ok := ext2fs.NextFree(f, found.blocks, nil, goal)
 		if !ok {
 			failed = true
 			return 0, false
@@ -79,7 +75,7 @@ func (c *Checker) writeJournalTree(n, fc uint64, d, found *diskBitmaps, goal uin
 		// ext2fs_new_range(fs, 0, pblk, fillable): the first free run at
 		// or after pblk (wrapping to the first data block), as long as
 		// it lasts.
-		start, ok := c.nextFree(found, nil, pblk)
+		start, ok := ext2fs.NextFree(f, found.blocks, nil, pblk)
 		if !ok {
 			return false
 		}
