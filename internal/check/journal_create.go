@@ -90,7 +90,7 @@ func (c *Checker) recreateJournal() {
 		return
 	}
 	if tree {
-		if !c.writeJournalTree(total, fc, d, d, ext2fs.MidpointJournalBlock(f)) {
+		if !c.writeJournalTree(total, fc, d.blocks, ext2fs.MidpointJournalBlock(f)) {
 			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 			return
 		}

@@ -82,7 +82,7 @@ func (c *Checker) recreateJournalForRestart() bool {
 	}
 	c.applyBitmapEdits(d)
 	if tree {
-		if !c.writeJournalTree(total, fc, d, &diskBitmaps{blocks: c.blockFound}, goal) {
+		if !c.writeJournalTree(total, fc, c.blockFound, goal) {
 			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 			return false
 		}

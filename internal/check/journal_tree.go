@@ -1,6 +1,7 @@
 package check
 
 import (
+	"gofsck/internal/bitmap"
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 )
@@ -24,19 +25,20 @@ func (c *Checker) journalTreeModelled(restart bool) bool {
 }
 
 // writeJournalTree creates the n-block journal (fc of them for fast
-// commits) from goal on: free blocks are searched in found (d at the
-// end of the run) and counted by journalAllocStats in the bitmaps to be
-// written. The extent handle writes its tree blocks through the
+// commits) from goal on: free blocks are searched in found (the bitmaps
+// to be written at the end of the run, pass 1's found map before a
+// restart), which each claim marks, and counted by journalAllocStats in
+// the bitmaps to be written. The extent handle writes its tree blocks through the
 // library's path (libfs), the zeroed blocks, the journal superblock and
 // inode through the repair path. It returns false when the library's
 // path is not followed (the run then stops as unsupported).
-func (c *Checker) writeJournalTree(n, fc uint64, d, found *diskBitmaps, goal uint64) bool {
+func (c *Checker) writeJournalTree(n, fc uint64, found *bitmap.Bitmap, goal uint64) bool {
 	f := c.fs
 	stats := func(blk uint64) {
 		c.journalAllocStats(blk)
-		found.blocks.Set(f.ClusterOf(blk))
+		found.Set(f.ClusterOf(blk))
 	}
-	if !ext2fs.CreateJournalTree(c.libfs(), repairIO{c}, found.blocks, n, fc, goal, uint32(c.opt.Now.Unix()), stats) {
+	if !ext2fs.CreateJournalTree(c.libfs(), repairIO{c}, found, n, fc, goal, uint32(c.opt.Now.Unix()), stats) {
 		return false
 	}
 	c.markBitmapsDirty()
