@@ -165,3 +165,60 @@ func TestPlanJournalNoRoom(t *testing.T) {
 		t.Errorf("%d free runs", len(runs))
 	}
 }
+
+// TestJournalNoSpace: with five free runs, the last of one block, every
+// free block is zeroed and counted, and inode 8 keeps the first four
+// runs as extents, with the new journal's size and their blocks.
+func TestJournalNoSpace(t *testing.T) {
+	img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 16 << 20, BlockSize: 1024, Features: "^has_journal,^metadata_csum,^uninit_bg"})
+	f, _ := openOverlay(t, img)
+	used := bitmap.New(f.BlocksCount)
+	for b := uint64(0); b < f.BlocksCount; b++ {
+		used.Set(b)
+	}
+	free := [][2]uint64{{9000, 30}, {12000, 20}, {15000, 10}, {2000, 40}, {5000, 1}}
+	for _, r := range free {
+		for k := uint64(0); k < r[1]; k++ {
+			used.Clear(r[0] + k)
+		}
+	}
+	goal := uint64(8193)
+	runs := FreeRuns(f, used, goal)
+	if len(runs) != 5 || runs[0] != free[0] || runs[3] != [2]uint64{2000, 40} {
+		t.Fatalf("runs %v", runs)
+	}
+	for _, r := range runs {
+		devIO{t, f}.WriteBlock(r[0], bytes.Repeat([]byte{0xEE}, int(f.BlockSize)))
+	}
+	var counted int
+	const n, now = 1024, 1700000000
+	ino := readInode(t, f, ondisk.JournalIno)
+	JournalNoSpace(&Filsys{FS: f, IO: devIO{t, f}}, ino, runs, n, now, func(uint64) { counted++ })
+	if counted != 101 {
+		t.Errorf("%d blocks counted, want 101", counted)
+	}
+	got := readInode(t, f, ondisk.JournalIno)
+	h := ondisk.ExtentHeader(got.IBlock())
+	if h.Verify() != nil || h.Entries() != 4 || h.Depth() != 0 {
+		t.Fatalf("header magic %#x entries %d depth %d", h.Magic(), h.Entries(), h.Depth())
+	}
+	lblk := uint32(0)
+	for i := 0; i < 4; i++ {
+		e := h.Leaf(i)
+		if e.Lblk != lblk || e.Pblk != runs[i][0] || uint64(e.Len) != runs[i][1] {
+			t.Errorf("extent %d = %+v, want %d+%d at %d", i, e, runs[i][0], runs[i][1], lblk)
+		}
+		lblk += e.Len
+	}
+	if got.Size() != n*uint64(f.BlockSize) || StatIBlocks(f, got) != 100*uint64(f.BlockSize/512) ||
+		got.Flags()&ondisk.FlagExtents == 0 || got.Mtime() != now || got.LinksCount() != 1 || !got.IsReg() {
+		t.Errorf("size %d blocks %d flags %#x mtime %d links %d mode %o", got.Size(), StatIBlocks(f, got),
+			got.Flags(), got.Mtime(), got.LinksCount(), got.Mode())
+	}
+	buf := make([]byte, f.BlockSize)
+	for _, r := range runs {
+		if err := f.ReadBlock(r[0], buf); err != nil || !bytes.Equal(buf, make([]byte, f.BlockSize)) {
+			t.Errorf("block %d not zeroed", r[0])
+		}
+	}
+}
