@@ -248,6 +248,11 @@ type Checker struct {
 	invalidSuper bool
 	// invalidBitmaps is set when some group metadata location is unusable.
 	invalidBitmaps bool
+	// journalDropped is e2fsck's E2F_FLAG_JOURNAL_INODE: pass 0 dropped
+	// an unusable journal (dropJournal) and it is to be re-created. It
+	// is set before the passes, so shards and speculation copies carry
+	// it unchanged.
+	journalDropped bool
 	// skipUninit is true when uninit_bg/metadata_csum lets the scan skip
 	// never-used inode table areas.
 	skipUninit bool

@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -25,7 +26,7 @@ import (
 // a restart asked by pass 1, 2 or 3. It returns false when the run stops
 // because gofsck cannot follow (c.unsupported).
 func (c *Checker) journalBeforeRestart() bool {
-	if _, ok := journalDropped.Load(c); !ok || c.invalidBitmaps || !c.repairing() {
+	if !c.journalDropped || c.invalidBitmaps || !c.repairing() {
 		return true
 	}
 	return c.recreateJournalForRestart()
@@ -34,8 +35,8 @@ func (c *Checker) journalBeforeRestart() bool {
 // recreateJournalForRestart is the re-creation itself.
 func (c *Checker) recreateJournalForRestart() bool {
 	f := c.fs
-	n := defaultJournalSize(f.BlocksCount)
-	total, fc := c.journalParams(n)
+	n := ext2fs.DefaultJournalSize(f.BlocksCount)
+	total, fc := ext2fs.JournalParams(c.sb, n)
 	if n < 0 || !c.journalClustersModelled(total) || c.blockFound == nil {
 		c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 		return false
@@ -50,12 +51,12 @@ func (c *Checker) recreateJournalForRestart() bool {
 	c.repair.mu.Lock()
 	c.repair.applyEdits(d)
 	c.repair.mu.Unlock()
-	var plan *journalPlan
+	var plan *ext2fs.JournalPlan
 	tree := false
 	goal := c.restartJournalGoal(d)
 	if !exists {
 		var ok bool
-		plan, ok = c.planJournal(total, &diskBitmaps{blocks: c.blockFound}, goal)
+		plan, ok = ext2fs.PlanJournal(f, c.blockFound, total, goal)
 		if ok && f.ClusterBits != 0 {
 			ok = journalOneRunAt(plan, goal)
 		}
@@ -81,7 +82,7 @@ func (c *Checker) recreateJournalForRestart() bool {
 	}
 	c.applyBitmapEdits(d)
 	if tree {
-		if !c.writeJournalTree(total, fc, d, &diskBitmaps{blocks: c.blockFound}, goal) {
+		if !c.writeJournalTree(total, fc, c.blockFound, goal) {
 			c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 			return false
 		}
@@ -136,7 +137,7 @@ func (c *Checker) writeDirtyBitmapsForRestart(d *diskBitmaps) {
 // none. The allocation then searches pass 1's found map from there.
 func (c *Checker) restartJournalGoal(d *diskBitmaps) uint64 {
 	f := c.fs
-	goal := c.midpointJournalBlock()
+	goal := ext2fs.MidpointJournalBlock(f)
 	if !c.sb.HasIncompat(ondisk.IncompatExtents) {
 		return goal
 	}
@@ -154,11 +155,11 @@ func (c *Checker) restartJournalGoal(d *diskBitmaps) uint64 {
 // block (a subcluster bitmap) where gofsck's has one per cluster: the
 // two searches agree when the journal fits in whole free clusters from
 // the goal on, and gofsck does not follow otherwise.
-func journalOneRunAt(p *journalPlan, goal uint64) bool {
-	if len(p.data) == 0 || p.data[0] != goal || len(p.meta) != 0 {
+func journalOneRunAt(p *ext2fs.JournalPlan, goal uint64) bool {
+	if len(p.Data) == 0 || p.Data[0] != goal || len(p.Meta) != 0 {
 		return false
 	}
-	for i, b := range p.data {
+	for i, b := range p.Data {
 		if b != goal+uint64(i) {
 			return false
 		}

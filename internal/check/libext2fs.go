@@ -45,6 +45,11 @@ func (a passAlloc) AllocBlock(goal uint64) (uint64, bool) {
 // filesystem.
 func (a passAlloc) FreeBlock(blk uint64) { a.c.releaseBlock(blk) }
 
+// WriteInode writes an inode with its checksum: with ReadBlock and
+// WriteBlock (orphan_repair.go), repairIO is the ext2fs.Writer of the
+// library's creators, whose block writes count as changes.
+func (o repairIO) WriteInode(ino uint32, n ondisk.Inode) { o.c.writeInode(ino, n) }
+
 // libfs is the filesystem as the library's mechanics see it during the
 // passes. It is made for each use, so that a worker's shard of the
 // checker writes and allocates through itself.
@@ -106,4 +111,5 @@ var (
 	_ ext2fs.BlockIO = bbIO{}
 	_ ext2fs.BlockIO = repairIO{}
 	_ ext2fs.BlockIO = libIO{}
+	_ ext2fs.Writer  = repairIO{}
 )

@@ -316,7 +316,7 @@ func (c *Checker) FlushForRestart() error {
 	if !bytes.Equal(c.fs.SB, c.repair.origSB) || !c.repair.origGDT.matches(c.fs.GDT()) || c.superDirtyQuietly() {
 		c.sb.SetWtime(uint32(c.opt.Now.Unix()))
 		// Dropping a bad journal cleared EXT2_FLAG_MASTER_SB_ONLY.
-		_, dropped := journalDropped.Load(c)
+		dropped := c.journalDropped
 		c.writeSuperAndGDT(c.relocatedMeta() || dropped)
 	}
 	return c.WriteError()

@@ -290,7 +290,7 @@ func (c *Checker) Halt() error {
 	}
 	// Dropping a bad journal clears EXT2_FLAG_MASTER_SB_ONLY in e2fsck,
 	// so its preen halt writes every superblock copy, as a relocation does.
-	_, dropped := journalDropped.Load(c)
+	dropped := c.journalDropped
 	c.writeSuperAndGDT(dropped || c.repair.allSupers)
 	return c.WriteError()
 }

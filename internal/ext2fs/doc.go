@@ -10,6 +10,7 @@
 // small interface the caller implements, as e2fsck hands the library its
 // set_alloc_block_callback.
 //
-// It imports ondisk, fs, blockdev, bitmap, csum and the leaf packages,
-// and never internal/check.
+// It imports ondisk (and ondisk/jbd2, for the superblock of a journal it
+// creates), fs, blockdev, bitmap, csum and the leaf packages, and never
+// internal/check.
 package ext2fs
