@@ -123,10 +123,5 @@ func (a *diskAlloc) FreeBlock(blk uint64) {
 // readInode reads inode ino of fsys.
 func readInode(t *testing.T, fsys *Filsys, ino uint32) ondisk.Inode {
 	t.Helper()
-	f := fsys.FS
-	n := make(ondisk.Inode, f.InodeSize)
-	if err := f.ReadInode(ino, n, make([]byte, f.BlockSize)); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return readFSInode(t, fsys.FS, ino)
 }

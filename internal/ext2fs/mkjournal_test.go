@@ -101,8 +101,8 @@ func TestJournalLikeTune2fs(t *testing.T) {
 				t.Errorf("%d blocks counted, want %d", len(counted), len(p.Data)+len(p.Meta))
 			}
 
-			got := readInode(t, f, ondisk.JournalIno)
-			wn := readInode(t, want, ondisk.JournalIno)
+			got := readFSInode(t, f, ondisk.JournalIno)
+			wn := readFSInode(t, want, ondisk.JournalIno)
 			if !bytes.Equal(got.IBlock(), wn.IBlock()) {
 				t.Errorf("i_block\n got %x\nwant %x", got.IBlock(), wn.IBlock())
 			}
@@ -192,12 +192,12 @@ func TestJournalNoSpace(t *testing.T) {
 	}
 	var counted int
 	const n, now = 1024, 1700000000
-	ino := readInode(t, f, ondisk.JournalIno)
+	ino := readFSInode(t, f, ondisk.JournalIno)
 	JournalNoSpace(&Filsys{FS: f, IO: devIO{t, f}}, ino, runs, n, now, func(uint64) { counted++ })
 	if counted != 101 {
 		t.Errorf("%d blocks counted, want 101", counted)
 	}
-	got := readInode(t, f, ondisk.JournalIno)
+	got := readFSInode(t, f, ondisk.JournalIno)
 	h := ondisk.ExtentHeader(got.IBlock())
 	if h.Verify() != nil || h.Entries() != 4 || h.Depth() != 0 {
 		t.Fatalf("header magic %#x entries %d depth %d", h.Magic(), h.Entries(), h.Depth())

@@ -57,8 +57,8 @@ func TestJournalTreeLikeTune2fs(t *testing.T) {
 				t.Fatal("CreateJournalTree failed")
 			}
 
-			got := readInode(t, f, ondisk.JournalIno)
-			wn := readInode(t, want, ondisk.JournalIno)
+			got := readFSInode(t, f, ondisk.JournalIno)
+			wn := readFSInode(t, want, ondisk.JournalIno)
 			if !bytes.Equal(got.IBlock(), wn.IBlock()) {
 				t.Errorf("i_block\n got %x\nwant %x", got.IBlock(), wn.IBlock())
 			}

@@ -11,10 +11,6 @@ import (
 // the block at the same offset in every backup group (the groups
 // BackupGroups walks).
 
-// largeInodeExtra is the i_extra_isize of a new large inode:
-// sizeof(struct ext2_inode_large) - EXT2_GOOD_OLD_INODE_SIZE.
-const largeInodeExtra = 32
-
 // BackupGroups walks the groups holding backup superblock and descriptor
 // copies in the library's order (list_backups): s_backup_bgs with
 // sparse_super2, every group from 1 on without sparse_super, else the
@@ -84,22 +80,7 @@ func IblkSet(f *fs.FS, n ondisk.Inode, num uint64) {
 // everything past the base is zero but i_extra_isize and i_crtime (now).
 // The inode is written through fsys.IO.
 func WriteNewInode(fsys *Filsys, ino uint32, base ondisk.Inode, now uint32) {
-	if base.Ctime() == 0 {
-		base.SetCtime(now)
-	}
-	if base.Mtime() == 0 {
-		base.SetMtime(now)
-	}
-	if base.Atime() == 0 {
-		base.SetAtime(now)
-	}
-	n := make(ondisk.Inode, fsys.FS.InodeSize)
-	copy(n, base[:min(len(base), ondisk.GoodOldInodeSize)])
-	if len(n) > ondisk.GoodOldInodeSize {
-		n.SetExtraIsize(largeInodeExtra)
-		n.SetCrtime(now)
-	}
-	fsys.IO.WriteInode(ino, n)
+	fsys.IO.WriteInode(ino, NewInode(fsys.FS, base, now))
 }
 
 // CreateResizeInode is ext2fs_create_resize_inode on a filesystem whose

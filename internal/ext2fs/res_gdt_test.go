@@ -13,10 +13,10 @@ import (
 	"gofsck/internal/testfs"
 )
 
-// diskAlloc allocates from f's on-disk block bitmaps (groups without
+// firstFreeAlloc allocates from f's on-disk block bitmaps (groups without
 // BLOCK_UNINIT): the first block clear there at or after goal, marked
 // in a map of its own so that it is not handed out twice.
-func diskAlloc(t *testing.T, f *fs.FS) Allocator {
+func firstFreeAlloc(t *testing.T, f *fs.FS) Allocator {
 	taken := map[uint64]bool{}
 	buf := make([]byte, f.BlockSize)
 	used := func(b uint64) bool {
@@ -41,8 +41,8 @@ func diskAlloc(t *testing.T, f *fs.FS) Allocator {
 	}
 }
 
-// readInode reads inode ino of f.
-func readInode(t *testing.T, f *fs.FS, ino uint32) ondisk.Inode {
+// readFSInode reads inode ino of f.
+func readFSInode(t *testing.T, f *fs.FS, ino uint32) ondisk.Inode {
 	t.Helper()
 	n := make(ondisk.Inode, f.InodeSize)
 	if err := f.ReadInode(ino, n, make([]byte, f.BlockSize)); err != nil {
@@ -55,7 +55,7 @@ func readInode(t *testing.T, f *fs.FS, ino uint32) ondisk.Inode {
 // reserved GDT blocks it lists, by block number.
 func resizeTables(t *testing.T, f *fs.FS) map[uint64][]byte {
 	t.Helper()
-	n := readInode(t, f, ondisk.ResizeIno)
+	n := readFSInode(t, f, ondisk.ResizeIno)
 	out := map[uint64][]byte{}
 	read := func(b uint64) []byte {
 		buf := make([]byte, f.BlockSize)
@@ -90,18 +90,18 @@ func TestCreateResizeInodeLikeMke2fs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			img := testfs.MkImage(t, tc.spec)
 			orig, _ := openOverlay(t, img)
-			want := readInode(t, orig, ondisk.ResizeIno)
+			want := readFSInode(t, orig, ondisk.ResizeIno)
 			wantTables := resizeTables(t, orig)
 			dind := want.Block(ondisk.DindBlock)
 			testfs.Debugfs(t, img, "clri <7>", fmt.Sprintf("freeb %d", dind))
 
 			f, _ := openOverlay(t, img)
-			fsys := &Filsys{FS: f, IO: devIO{t, f}, Alloc: diskAlloc(t, f)}
+			fsys := &Filsys{FS: f, IO: devIO{t, f}, Alloc: firstFreeAlloc(t, f)}
 			const now = 1700000000
-			if err := CreateResizeInode(fsys, readInode(t, f, ondisk.ResizeIno), now); err != nil {
+			if err := CreateResizeInode(fsys, readFSInode(t, f, ondisk.ResizeIno), now); err != nil {
 				t.Fatal(err)
 			}
-			got := readInode(t, f, ondisk.ResizeIno)
+			got := readFSInode(t, f, ondisk.ResizeIno)
 			if got.Block(ondisk.DindBlock) != dind || !bytes.Equal(got.IBlock(), want.IBlock()) {
 				t.Errorf("i_block = %v, want %v", got.IBlock(), want.IBlock())
 			}
@@ -128,7 +128,7 @@ func TestCreateResizeInodeLikeMke2fs(t *testing.T) {
 
 			// Run again on the complete inode: nothing to do, nothing
 			// written.
-			if err := CreateResizeInode(&Filsys{FS: f, IO: failWrites{t, devIO{t, f}}, Alloc: diskAlloc(t, f)}, got, now+1); err != nil {
+			if err := CreateResizeInode(&Filsys{FS: f, IO: failWrites{t, devIO{t, f}}, Alloc: firstFreeAlloc(t, f)}, got, now+1); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -150,7 +150,7 @@ func (w failWrites) WriteInode(ino uint32, _ ondisk.Inode) { w.t.Errorf("wrote i
 func TestCreateResizeInodeCorrupt(t *testing.T) {
 	img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 64 << 20, BlockSize: 1024})
 	f, _ := openOverlay(t, img)
-	n := readInode(t, f, ondisk.ResizeIno)
+	n := readFSInode(t, f, ondisk.ResizeIno)
 	tables := resizeTables(t, f)
 	dind := uint64(n.Block(ondisk.DindBlock))
 	first := ondisk.MapBlock(tables[dind]).Ptr(int(f.DescBlocks))
@@ -168,7 +168,7 @@ func TestCreateResizeInodeCorrupt(t *testing.T) {
 			buf := slices.Clone(tables[tc.blk])
 			ondisk.MapBlock(buf).SetPtr(tc.slot, ondisk.MapBlock(buf).Ptr(tc.slot)+1)
 			devIO{t, f}.WriteBlock(tc.blk, buf)
-			err := CreateResizeInode(&Filsys{FS: f, IO: devIO{t, f}, Alloc: diskAlloc(t, f)}, n, 1)
+			err := CreateResizeInode(&Filsys{FS: f, IO: devIO{t, f}, Alloc: firstFreeAlloc(t, f)}, n, 1)
 			if !errors.Is(err, ErrResizeInodeCorrupt) {
 				t.Errorf("err = %v, want %v", err, ErrResizeInodeCorrupt)
 			}

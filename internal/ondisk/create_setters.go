@@ -1,28 +1,7 @@
 package ondisk
 
-// Setters for the fields the library's creators (a new journal inode, the
-// resize inode, ext2fs_write_new_inode) store: the inode times and extra
-// size, and the superblock's journal fields.
-
-// SetAtime, SetCtime and SetMtime store i_atime, i_ctime and i_mtime.
-func (n Inode) SetAtime(v uint32) { n.put32(offIAtime, v) }
-func (n Inode) SetCtime(v uint32) { n.put32(offICtime, v) }
-func (n Inode) SetMtime(v uint32) { n.put32(offIMtime, v) }
-
-// SetExtraIsize stores i_extra_isize; a no-op in a 128-byte inode.
-func (n Inode) SetExtraIsize(v uint16) {
-	if len(n) >= offIExtraIsize+2 {
-		n.put16(offIExtraIsize, v)
-	}
-}
-
-// SetCrtime stores i_crtime when the inode's buffer holds it (whatever
-// i_extra_isize says, as ext2fs_write_new_inode does).
-func (n Inode) SetCrtime(v uint32) {
-	if len(n) >= offICrtime+4 {
-		n.put32(offICrtime, v)
-	}
-}
+// Setters for the superblock's journal fields, which the library's
+// journal creation stores (the new inode's own fields: newinode.go).
 
 // SetJournalDev stores s_journal_dev.
 func (s Superblock) SetJournalDev(v uint32) { s.put32(offJournalDev, v) }
