@@ -208,6 +208,18 @@ func PlanJournal(f *fs.FS, used *bitmap.Bitmap, n, goal uint64) (*JournalPlan, b
 	per := uint64(f.BlockSize / 4)
 	goal = f.GroupFirstBlock(0)
 	iblock := ondisk.MapBlock(p.IBlock[:])
+	// mapData takes the next data block and enters it at entry idx of
+	// m (the inode's i_block or a mapping block of level 1).
+	mapData := func(m ondisk.MapBlock, idx uint64) bool {
+		b, ok := take(goal)
+		if !ok || b >= 1<<32 {
+			return false
+		}
+		goal = b + 1
+		m.SetPtr(int(idx), uint32(b))
+		p.Data = append(p.Data, b)
+		return true
+	}
 	// mapBlock maps relative block rel under entry idx of parent, a
 	// mapping block of the given level (1: it holds data pointers),
 	// taking the mapping blocks it lacks.
@@ -227,14 +239,7 @@ func PlanJournal(f *fs.FS, used *bitmap.Bitmap, n, goal uint64) (*JournalPlan, b
 		}
 		buf := ondisk.MapBlock(p.MetaBuf[uint64(e)])
 		if level == 1 {
-			b, ok := take(goal)
-			if !ok || b >= 1<<32 {
-				return false
-			}
-			goal = b + 1
-			buf.SetPtr(int(rel), uint32(b))
-			p.Data = append(p.Data, b)
-			return true
+			return mapData(buf, rel)
 		}
 		span := per
 		for i := 2; i < level; i++ {
@@ -245,13 +250,9 @@ func PlanJournal(f *fs.FS, used *bitmap.Bitmap, n, goal uint64) (*JournalPlan, b
 	for l := uint64(0); l < n; l++ {
 		switch rel := l; {
 		case rel < ondisk.NDirBlocks:
-			b, ok := take(goal)
-			if !ok || b >= 1<<32 {
+			if !mapData(iblock, rel) {
 				return nil, false
 			}
-			goal = b + 1
-			iblock.SetPtr(int(rel), uint32(b))
-			p.Data = append(p.Data, b)
 		case rel-12 < per:
 			if !mapBlock(iblock, ondisk.IndBlock, 1, rel-12) {
 				return nil, false
