@@ -895,14 +895,16 @@ func fatalExit(rep *problem.Reporter, end problem.RunEnd, name string, stdout io
 }
 
 // sink is the reporter plus the lines e2fsprogs' libraries print on stderr
-// outside the problem table (check.LibErrorer and quota diagnostics).
+// outside the problem table (check.LibOutput).
 type sink struct {
 	*problem.Reporter
 	prog, dev string
 	stderr    io.Writer
 }
 
-// FatalError prints a library error that ends the run (check.FatalErrorer).
+var _ check.LibOutput = (*sink)(nil)
+
+// FatalError prints a library error that ends the run (check.LibOutput).
 func (s *sink) FatalError(line string) {
 	io.WriteString(s.stderr, line)
 	s.Reporter.Abort()

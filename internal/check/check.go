@@ -22,7 +22,12 @@ import (
 	"gofsck/internal/problem"
 )
 
-// Sink receives problems and pass headers. Fix returns the answer.
+// Sink is where a check reports: e2fsck's fix_problem and the run status
+// its context keeps. problem.Reporter implements it. Two optional
+// capabilities, declared below and looked up in one place each, are what a
+// command adds: Answerer (answers known without asking, which lets the
+// passes run in parallel) and LibOutput (the lines e2fsprogs' libraries
+// print on stderr).
 type Sink interface {
 	problem.Fixer
 	// Header announces the start of a pass (PR_x_PASS_HEADER codes).
@@ -32,7 +37,80 @@ type Sink interface {
 	// EndLatch closes a latch group (asks its final question if any
 	// member was reported) and returns that answer.
 	EndLatch(l problem.Latch) (fix, asked bool)
+	// Status is the run's outcome so far (Status.Invalid is the
+	// filesystem marked not valid).
+	Status() problem.Status
+	// MarkInvalid is ext2fs_unmark_valid: the run ends with errors left.
+	MarkInvalid()
+	// MarkValid is ext2fs_mark_valid ("valid 'til proven otherwise").
+	MarkValid()
+	// MarkFixed is a fix made without a question (E2F_FLAG_PROBLEMS_FIXED).
+	MarkFixed()
+	// Unsupported stops the run at a fix gofsck does not implement
+	// although its problem asks no question.
+	Unsupported(c problem.Code)
+	// Log prints a line e2fsck prints outside the problem table.
+	Log(line string)
+	// AnsweredAll reports whether the last question was answered 'a'
+	// (yes to all) interactively.
+	AnsweredAll() bool
 }
+
+// LibOutput is an optional Sink capability: the lines e2fsprogs'
+// libraries and e2fsck's fatal_error print on stderr, outside the problem
+// table. A Sink without it drops them (a FatalError still stops the run).
+type LibOutput interface {
+	// FatalError prints a library error that ends the run (a com_err
+	// line ending in a newline) and marks the run aborted.
+	FatalError(line string)
+	// LibError prints a com_err line: "device: code what" when byDevice,
+	// else "prog: code device: what".
+	LibError(byDevice bool, code, what string)
+	// Diagnostic prints a library diagnostic line as is ("[QUOTA
+	// WARNING] ...", "[ERROR] ..."); line ends with a newline.
+	Diagnostic(line string)
+	// DeviceName is the device as named on the command line (the
+	// library's fs->device_name).
+	DeviceName() string
+}
+
+// Answerer is an optional Sink capability: it predicts the answer the
+// sink will give to a problem without asking (non-interactive modes).
+// problem.Reporter implements it.
+type Answerer interface {
+	Answer(p problem.Problem) bool
+}
+
+// The sinks of this package: a worker's recording and a speculation's
+// stand-in take every call the run's sink takes.
+var (
+	_ Sink      = (*problem.Reporter)(nil)
+	_ Answerer  = (*problem.Reporter)(nil)
+	_ Sink      = (*recSink)(nil)
+	_ LibOutput = (*recSink)(nil)
+	_ Sink      = (*specSink)(nil)
+	_ LibOutput = (*specSink)(nil)
+	_ Answerer  = (*specSink)(nil)
+)
+
+// noLibOutput is the LibOutput of a Sink without one.
+type noLibOutput struct{}
+
+func (noLibOutput) FatalError(string)             {}
+func (noLibOutput) LibError(bool, string, string) {}
+func (noLibOutput) Diagnostic(string)             {}
+func (noLibOutput) DeviceName() string            { return "" }
+
+// libOutput is s's LibOutput, or one that drops everything.
+func libOutput(s Sink) LibOutput {
+	if o, ok := s.(LibOutput); ok {
+		return o
+	}
+	return noLibOutput{}
+}
+
+// out is the Sink's LibOutput.
+func (c *Checker) out() LibOutput { return libOutput(c.sink) }
 
 // Options tune a check.
 type Options struct {
@@ -192,12 +270,19 @@ type dxDir struct {
 }
 
 // Checker holds everything the passes share.
+//
+// A worker shard (Checker.shard) is a copy of the Checker that owns its
+// workerOwned part and its sink; every other field it shares with the
+// Checker and the other shards: the maps and pointers (updated under
+// shared.mu, atomically, or only by the replay, as each field says) and
+// the values, which the passes do not change while shards run.
 type Checker struct {
 	fs   *fs.FS
 	sink Sink
 	opt  Options
 	sb   ondisk.Superblock
 	prog progressState
+	workerOwned
 
 	// Inode maps, indexed by inode number.
 	inodeUsed *bitmap.Bitmap
@@ -210,7 +295,6 @@ type Checker struct {
 	blockFound *bitmap.Bitmap
 	blockDup   *lazyMap // made on the first duplicate claim
 	blockMeta  *bitmap.Bitmap
-	dupCount   int
 
 	// journalMoveFreed is 1 when moveVisibleJournal freed the old journal
 	// inode: its group's count went up, but e2fsck's ctx->free_inodes,
@@ -220,7 +304,6 @@ type Checker struct {
 	linkInfo *counts // i_links_count of in-use inodes (pass 1)
 	refCount *counts // references counted in pass 2
 
-	dblist []dirBlock
 	// dblistCap bounds the directory block list (shared by pass 1's
 	// shards; see addDirBlock).
 	dblistCap *dblistCap
@@ -233,16 +316,12 @@ type Checker struct {
 	// room in dblistCap.
 	dblistTaken int
 	dirs        []dirInfo
-	dxDirs      []dxDir
-	// newDirs holds a pass-1 worker's directories, merged into dirs.
-	newDirs []dirInfo
-	lpf     uint32 // lost+found inode, when found in pass 3
-	badLPF  bool   // /lost+found could not be found or made (repair)
+	lpf         uint32 // lost+found inode, when found in pass 3
+	badLPF      bool   // /lost+found could not be found or made (repair)
 	// restartLater is set (shared by pass 2's shards) when a pass-2 fix
 	// makes e2fsck check everything again once pass 2 is over.
 	restartLater *bool
 
-	stats Stats
 	// invalidSuper is set when a superblock check found the filesystem
 	// not valid.
 	invalidSuper bool
@@ -257,9 +336,6 @@ type Checker struct {
 	// never-used inode table areas.
 	skipUninit bool
 
-	// abort is set when a declined answer leaves e2fsck unable to go on
-	// (a directory block it may not salvage); the run then stops.
-	abort bool
 	// rehash holds directories queued for rebuilding in pass 3A.
 	rehash map[uint32]bool
 	// rehashAsked, with -D (where rehash holds every directory), holds
@@ -271,8 +347,6 @@ type Checker struct {
 	encPolicy map[uint32]string
 	// shared is the state workers update under a mutex.
 	shared *sharedState
-	// rec is the recording sink of a worker shard (nil on the main Checker).
-	rec *recSink
 	// internalErr is a panic caught in a worker.
 	internalErr any
 	// quota is the usage gathered for the quota comparison (nil without
@@ -289,19 +363,8 @@ type Checker struct {
 	// checked before, or 0. Shared by pass 2's shards; only the serial
 	// check and the replay touch it (workers record evPctxDir).
 	pctxDir *uint32
-	// p2blocks and p2refs are a pass-2 worker's per-block records and the
-	// inode references its entries make (applied by the replay).
-	p2blocks []p2Block
-	// iterFree holds iterateDir's spare buffers (see getIterBufs).
-	iterFree []*iterBufs
-	// names caches the directories pathname read last (see dirNames).
-	names     [4]dirNames
-	namesNext uint32
-	p2refs    []uint32
 	// eaSeen is the replay-side record of EA blocks already validated.
 	eaSeen map[uint64]*eaBlockRef
-	// deferred holds block-mapped inodes waiting for their batch (pass 1).
-	deferred []deferredInode
 	// eaInodeRefs counts xattr references to each EA-value inode.
 	eaInodeRefs map[uint32]uint64
 	// repair is the write-side state shared with worker shards.
@@ -315,6 +378,37 @@ type Checker struct {
 	// spec is the sink of a speculative pass (speculate.go), nil
 	// otherwise: a write then fails the speculation instead.
 	spec *specSink
+}
+
+// workerOwned is what a worker shard has of its own: its recording, its
+// accumulators (merged by the replay) and its buffers. A shard starts it
+// empty.
+type workerOwned struct {
+	// rec is the recording sink of a worker shard (nil on the main Checker).
+	rec *recSink
+	// abort is set when a declined answer leaves e2fsck unable to go on
+	// (a directory block it may not salvage); the run then stops.
+	abort bool
+	stats Stats
+	// dupCount counts the duplicate claims this Checker found.
+	dupCount int
+	// dblist is the directory block list (a pass-1 worker's part of it,
+	// appended by the replay).
+	dblist []dirBlock
+	dxDirs []dxDir
+	// newDirs holds a pass-1 worker's directories, merged into dirs.
+	newDirs []dirInfo
+	// deferred holds block-mapped inodes waiting for their batch (pass 1).
+	deferred []deferredInode
+	// p2blocks and p2refs are a pass-2 worker's per-block records and the
+	// inode references its entries make (applied by the replay).
+	p2blocks []p2Block
+	p2refs   []uint32
+	// iterFree holds iterateDir's spare buffers (see getIterBufs).
+	iterFree []*iterBufs
+	// names caches the directories pathname read last (see dirNames).
+	names     [4]dirNames
+	namesNext uint32
 }
 
 // ErrAborted is returned when a fatal problem stopped the check.

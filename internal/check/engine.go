@@ -31,12 +31,6 @@ import (
 // Lock order: sharedState.mu is a leaf lock; no lock is held across I/O
 // except inside eaEntry.once (its validation reads one block).
 
-// Answerer predicts the answer a sink will give to a problem without
-// asking (non-interactive modes). problem.Reporter implements it.
-type Answerer interface {
-	Answer(p problem.Problem) bool
-}
-
 // eventKind says what an event replays.
 type eventKind uint8
 
@@ -146,9 +140,7 @@ func (r *recSink) EndLatch(l problem.Latch) (bool, bool) {
 // that the replay stops the run at the same point.
 func (r *recSink) Unsupported(code problem.Code) {
 	if r.direct != nil {
-		if u, ok := r.direct.(unsupportedFixer); ok {
-			u.Unsupported(code)
-		}
+		r.direct.Unsupported(code)
 		return
 	}
 	r.fatal = true
@@ -161,10 +153,31 @@ func (r *recSink) record(e event) { r.events = append(r.events, e) }
 // FatalError forwards to the direct sink (fatalError records instead when
 // there is none).
 func (r *recSink) FatalError(line string) {
-	if fe, ok := r.direct.(FatalErrorer); ok {
-		fe.FatalError(line)
+	if r.direct != nil {
+		libOutput(r.direct).FatalError(line)
 	}
 }
+
+// MarkInvalid forwards to the direct sink; a worker running ahead marks
+// nothing (its units record the problem that leads to it).
+func (r *recSink) MarkInvalid() {
+	if r.direct != nil {
+		r.direct.MarkInvalid()
+	}
+}
+
+// A worker's recording keeps no run status and prints no library lines:
+// the passes' units neither read the status nor print outside the problem
+// table (those come from the serial parts of the run), so these drop what
+// they are given even in direct mode.
+func (r *recSink) Status() problem.Status        { return problem.Status{} }
+func (r *recSink) MarkValid()                    {}
+func (r *recSink) MarkFixed()                    {}
+func (r *recSink) Log(string)                    {}
+func (r *recSink) AnsweredAll() bool             { return false }
+func (r *recSink) LibError(bool, string, string) {}
+func (r *recSink) Diagnostic(string)             {}
+func (r *recSink) DeviceName() string            { return "" }
 
 // sharedState is what workers share under a mutex.
 type sharedState struct {
@@ -193,21 +206,15 @@ func (c *Checker) answerer() Answerer {
 	return a
 }
 
-// shard returns a worker's view of the Checker: shared maps, own sink and
-// accumulators.
+// shard returns a worker's view of the Checker: everything shared (see
+// Checker), its own workerOwned part, empty, and rec as its sink (the
+// Checker's own sink when rec is nil, for a template that workers copy).
 func (c *Checker) shard(rec *recSink) *Checker {
 	w := *c
+	w.workerOwned = workerOwned{rec: rec}
 	if rec != nil {
 		w.sink = rec
 	}
-	w.rec = rec
-	w.newDirs, w.dblist, w.dxDirs, w.deferred = nil, nil, nil, nil
-	w.p2blocks, w.p2refs = nil, nil
-	w.iterFree = nil // buffers are per goroutine
-	w.names, w.namesNext = [4]dirNames{}, 0
-	w.stats = Stats{}
-	w.dupCount = 0
-	w.abort = false
 	return &w
 }
 
@@ -401,15 +408,6 @@ type dxEntryRef struct {
 	nextHash uint32
 }
 
-// FatalErrorer is an optional interface of the Sink: e2fsck calls
-// fatal_error after some library errors that are not problem codes (an
-// inode that fails its checksum when pass 2 rereads it). FatalError
-// prints the com_err line (ending in a newline) and marks the run
-// aborted, as a fatal problem does.
-type FatalErrorer interface {
-	FatalError(line string)
-}
-
 // fatalError stops the run after a library error, printing its line
 // through the Sink (recorded first when a worker runs ahead).
 func (c *Checker) fatalError(line string) {
@@ -418,9 +416,7 @@ func (c *Checker) fatalError(line string) {
 		c.rec.record(event{kind: evFatal, p: problem.Problem{Str: line}})
 		return
 	}
-	if fe, ok := c.sink.(FatalErrorer); ok {
-		fe.FatalError(line)
-	}
+	c.out().FatalError(line)
 }
 
 // stop ends the run here as e2fsck does after a declined salvage: a worker

@@ -73,18 +73,9 @@ func fcErrnoText(err error) string {
 	return ""
 }
 
-// deviceNamer is implemented by Sinks that know the device's name as
-// given (the library's fs->device_name, in its bitmap warnings).
-type deviceNamer interface {
-	DeviceName() string
-}
-
 // fcDevice is fs->device_name.
 func (c *Checker) fcDevice() string {
-	if d, ok := c.sink.(deviceNamer); ok {
-		return d.DeviceName()
-	}
-	return ""
+	return c.out().DeviceName()
 }
 
 // fcReplayFailed ends a recovery whose fast-commit replay failed with an

@@ -4,7 +4,4 @@ package check
 // (yes to all) interactively. e2fsck's fix_problem then returns 2, and
 // pass 5 rewrites a bitmap only when its latch's question returned 1: the
 // differences stay, as e2fsck 1.47.0 leaves them.
-func answeredAll(s Sink) bool {
-	a, ok := s.(interface{ AnsweredAll() bool })
-	return ok && a.AnsweredAll()
-}
+func answeredAll(s Sink) bool { return s.AnsweredAll() }

@@ -18,19 +18,9 @@ import (
 // charges each counted inode's space (bytes) and inode count to its uid,
 // gid and project id; at the end each table is compared with its quota file.
 
-// diagnoser is implemented by Sinks that print the lines e2fsprogs'
-// libraries write to stderr outside the problem table ("[QUOTA WARNING]
-// ...", "[ERROR] ..."). line ends with a newline. A Sink without it drops
-// them.
-type diagnoser interface {
-	Diagnostic(line string)
-}
-
 // diag prints one library diagnostic through the Sink, if it can.
 func (c *Checker) diag(format string, args ...any) {
-	if d, ok := c.sink.(diagnoser); ok {
-		d.Diagnostic(fmt.Sprintf(format, args...))
-	}
+	c.out().Diagnostic(fmt.Sprintf(format, args...))
 }
 
 // logErr prints e2fsprogs' log_err line: "[ERROR] file:line:func: msg". The

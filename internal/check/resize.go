@@ -17,11 +17,7 @@ const dindSlot = 13
 // 'til proven otherwise"), so the sink is marked valid on return when it
 // can be.
 func (c *Checker) CheckResizeInode() {
-	defer func() {
-		if v, ok := c.sink.(interface{ MarkValid() }); ok {
-			v.MarkValid()
-		}
-	}()
+	defer c.sink.MarkValid()
 	f := c.fs
 	sb := c.sb
 	resize := sb.HasCompat(ondisk.CompatResizeInode)

@@ -36,6 +36,7 @@ import (
 // the replaying goroutine and, through Answer, from workers.
 type specSink struct {
 	failed atomic.Bool
+	real   Sink // the run's sink, which the speculation stands in for
 }
 
 func (s *specSink) fail() { s.failed.Store(true) }
@@ -56,13 +57,23 @@ func (s *specSink) Aborted() bool { return s.failed.Load() }
 
 func (s *specSink) EndLatch(problem.Latch) (bool, bool) { return false, false }
 
-// FatalError, Unsupported, Diagnostic, LibError and Log are output or
-// stops the real sink would see: the pass runs again to give them to it.
+// FatalError, Unsupported, Diagnostic, LibError, Log and the status marks
+// are output, stops or status changes the real sink would see: the pass
+// runs again to give them to it.
 func (s *specSink) FatalError(string)             { s.fail() }
 func (s *specSink) Unsupported(problem.Code)      { s.fail() }
 func (s *specSink) Diagnostic(string)             { s.fail() }
 func (s *specSink) LibError(bool, string, string) { s.fail() }
 func (s *specSink) Log(string)                    { s.fail() }
+func (s *specSink) MarkInvalid()                  { s.fail() }
+func (s *specSink) MarkValid()                    { s.fail() }
+func (s *specSink) MarkFixed()                    { s.fail() }
+
+// Status, DeviceName and AnsweredAll are the real sink's, which a
+// speculation only reads (no question is asked during it).
+func (s *specSink) Status() problem.Status { return s.real.Status() }
+func (s *specSink) DeviceName() string     { return libOutput(s.real).DeviceName() }
+func (s *specSink) AnsweredAll() bool      { return false }
 
 // canSpeculate reports whether pass n of this run may be tried in
 // parallel first: a writable run whose answers are known without asking
@@ -77,8 +88,7 @@ func (c *Checker) canSpeculate(n int) bool {
 		// resize inode), which changes the repair state in place.
 		return false
 	}
-	_, ok := c.sink.(Answerer)
-	return ok
+	return c.answerer() != nil
 }
 
 // runSpeculative runs pass n (run) as a speculation first when it may,
@@ -89,8 +99,8 @@ func (c *Checker) runSpeculative(ctx context.Context, n int, run func(context.Co
 		return run(ctx)
 	}
 	saved := c.saveSpeculation(n)
-	spec := &specSink{}
 	real := c.sink
+	spec := &specSink{real: real}
 	c.sink, c.spec = spec, spec
 	err := run(ctx)
 	c.sink, c.spec = real, nil
