@@ -119,31 +119,6 @@ func (w *dirWorker) checkEncodedName(p problem.Problem, name []byte) {
 	w.checkName(p, name)
 }
 
-// seenFoldedName is seenName for a cf_dir block: names match when they
-// fold to the same bytes (ext2fs_casefold_cmp), and a name that does not
-// fold matches nothing.
-func (w *dirWorker) seenFoldedName(area []byte, off int, name []byte) bool {
-	fo := w.folder()
-	folded, st := fo.Fold(name)
-	if st != casefold.OK {
-		return false
-	}
-	h := nameHash(folded)
-	for {
-		prev, ok := w.names[h]
-		if !ok {
-			w.names[h] = int32(off)
-			return false
-		}
-		d, _ := ondisk.DecodeDirent(area, int(prev), w.c.fs.BlockSize)
-		s := int(prev) + ondisk.DirentHeaderSize
-		if s+d.NameLen <= len(area) && fo.Equal(area[s:s+d.NameLen], name) {
-			return true
-		}
-		h++ // a collision: probe the next key
-	}
-}
-
 // sameName is pass 3A's same_name: folded comparison in a casefolded
 // directory, bytes otherwise.
 func sameName(fo *casefold.Folder, a, b []byte) bool {

@@ -675,55 +675,19 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 		}
 	case ino == ondisk.JournalIno:
 		c.inodeUsed.Set(uint64(ino))
-		if sb.JournalInum() == ondisk.JournalIno {
-			if !n.IsReg() && c.fix(pr(problem.PR_1_JOURNAL_BAD_MODE)) {
-				n.SetMode(ondisk.SIFREG)
-				c.putInode(ino, n)
-			}
-			c.checkBlocks(s, ino, n, 0)
-			c.finishInode(ino, n, failedCsum)
+		if c.reservedFile(s, ino, n, failedCsum, sb.JournalInum() == ondisk.JournalIno, pr(problem.PR_1_JOURNAL_BAD_MODE), pr(problem.PR_1_JOURNAL_INODE_NOT_CLEAR)) {
 			return
 		}
-		if n.LinksCount() != 0 || n.BlocksLo() != 0 || n.Block(0) != 0 {
-			if c.fix(pr(problem.PR_1_JOURNAL_INODE_NOT_CLEAR)) {
-				c.zeroInode(ino, n)
-			}
-		}
-		// Declined: e2fsck goes on with the general checks below.
 	case c.isReservedQuota(ino):
 		c.inodeUsed.Set(uint64(ino))
-		if sb.HasRoCompat(ondisk.RoCompatQuota) && c.isSuperQuota(ino) {
-			if !n.IsReg() && c.fix(pr(problem.PR_1_QUOTA_BAD_MODE)) {
-				n.SetMode(ondisk.SIFREG)
-				c.putInode(ino, n)
-			}
-			c.checkBlocks(s, ino, n, 0)
-			c.finishInode(ino, n, failedCsum)
+		if c.reservedFile(s, ino, n, failedCsum, sb.HasRoCompat(ondisk.RoCompatQuota) && c.isSuperQuota(ino), pr(problem.PR_1_QUOTA_BAD_MODE), pr(problem.PR_1_QUOTA_INODE_NOT_CLEAR)) {
 			return
 		}
-		if n.LinksCount() != 0 || n.BlocksLo() != 0 || n.Block(0) != 0 {
-			if c.fix(pr(problem.PR_1_QUOTA_INODE_NOT_CLEAR)) {
-				c.zeroInode(ino, n)
-			}
-		}
-		// Declined: e2fsck goes on with the general checks below.
 	case ino == sb.OrphanFileInum() && ino != 0:
 		c.inodeUsed.Set(uint64(ino))
-		if sb.HasCompat(ondisk.CompatOrphanFile) {
-			if !n.IsReg() && c.fix(pr(problem.PR_1_ORPHAN_FILE_BAD_MODE)) {
-				n.SetMode(ondisk.SIFREG)
-				c.putInode(ino, n)
-			}
-			c.checkBlocks(s, ino, n, 0)
-			c.finishInode(ino, n, failedCsum)
+		if c.reservedFile(s, ino, n, failedCsum, sb.HasCompat(ondisk.CompatOrphanFile), pr(problem.PR_1_ORPHAN_FILE_BAD_MODE), pr(problem.PR_1_ORPHAN_FILE_NOT_CLEAR)) {
 			return
 		}
-		if n.LinksCount() != 0 || n.BlocksLo() != 0 || n.Block(0) != 0 {
-			if c.fix(pr(problem.PR_1_ORPHAN_FILE_NOT_CLEAR)) {
-				c.zeroInode(ino, n)
-			}
-		}
-		// Declined: e2fsck goes on with the general checks below.
 	case ino < f.FirstIno:
 		c.inodeUsed.Set(uint64(ino))
 		bad := false
@@ -895,6 +859,30 @@ func (c *Checker) processDeferred(s *inodeScratch) {
 		}
 	}
 	c.deferred = c.deferred[:0]
+}
+
+// reservedFile checks a reserved inode that holds a file of the
+// filesystem's (the journal, a quota file, the orphan file), as e2fsck's
+// pass 1 does: when the feature uses it (inUse) it must be a regular file
+// (badMode) and its blocks are checked, which finishes the inode (true);
+// otherwise it must be clear (notClear). A declined notClear goes on with
+// the general checks (false).
+func (c *Checker) reservedFile(s *inodeScratch, ino uint32, n ondisk.Inode, failedCsum, inUse bool, badMode, notClear problem.Problem) bool {
+	if inUse {
+		if !n.IsReg() && c.fix(badMode) {
+			n.SetMode(ondisk.SIFREG)
+			c.putInode(ino, n)
+		}
+		c.checkBlocks(s, ino, n, 0)
+		c.finishInode(ino, n, failedCsum)
+		return true
+	}
+	if n.LinksCount() != 0 || n.BlocksLo() != 0 || n.Block(0) != 0 {
+		if c.fix(notClear) {
+			c.zeroInode(ino, n)
+		}
+	}
+	return false
 }
 
 // finishInode offers the checksum-only fix when the inode survived every

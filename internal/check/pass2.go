@@ -864,10 +864,19 @@ var (
 // name hash to the entry's offset; a hash hit is confirmed on the bytes.
 // With folded (a cf_dir block) names match by their folded forms.
 func (w *dirWorker) seenName(area []byte, off int, name []byte, folded bool) bool {
+	key := name
+	var fo *casefold.Folder
 	if folded {
-		return w.seenFoldedName(area, off, name)
+		// Names match by ext2fs_casefold_cmp; one that does not fold
+		// matches nothing.
+		fo = w.folder()
+		f, st := fo.Fold(name)
+		if st != casefold.OK {
+			return false
+		}
+		key = f
 	}
-	h := nameHash(name)
+	h := nameHash(key)
 	for {
 		prev, ok := w.names[h]
 		if !ok {
@@ -876,8 +885,10 @@ func (w *dirWorker) seenName(area []byte, off int, name []byte, folded bool) boo
 		}
 		d, _ := ondisk.DecodeDirent(area, int(prev), w.c.fs.BlockSize)
 		s := int(prev) + ondisk.DirentHeaderSize
-		if s+d.NameLen <= len(area) && bytes.Equal(area[s:s+d.NameLen], name) {
-			return true
+		if s+d.NameLen <= len(area) {
+			if seen := area[s : s+d.NameLen]; fo == nil && bytes.Equal(seen, name) || fo != nil && fo.Equal(seen, name) {
+				return true
+			}
 		}
 		h++ // a collision: probe the next key
 	}
@@ -922,9 +933,7 @@ func (w *dirWorker) checkDot(p problem.Problem, d ondisk.Dirent, name []byte, ne
 	ft := uint8(ondisk.FTDir)
 	if code != 0 {
 		ft = w.dotFileType()
-		q := p
-		q.Code = code
-		created = c.fix(q)
+		created = c.fix(withCode(p, code))
 		if created && w.fixDot(p.Ino) {
 			d.Ino = p.Ino
 			d.RecLen = max(d.RecLen, 12)
@@ -932,9 +941,7 @@ func (w *dirWorker) checkDot(p problem.Problem, d ondisk.Dirent, name []byte, ne
 		}
 	}
 	if d.Ino != p.Ino {
-		q := p
-		q.Code = problem.PR_2_BAD_INODE_DOT
-		if c.fix(q) && w.setEntryIno(p.Ino) {
+		if c.fix(withCode(p, problem.PR_2_BAD_INODE_DOT)) && w.setEntryIno(p.Ino) {
 			status = true
 		}
 	}
@@ -964,9 +971,7 @@ func (w *dirWorker) checkDotDot(p problem.Problem, d ondisk.Dirent, name []byte,
 		code = problem.PR_2_DOT_DOT_NULL_TERM
 	}
 	if code != 0 {
-		q := p
-		q.Code = code
-		if c.fix(q) {
+		if c.fix(withCode(p, code)) {
 			return w.fixDotDotEntry()
 		}
 		return false
@@ -1026,17 +1031,13 @@ func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, 
 	firstUnused := group*ipg + 1 + ipg - gd.ItableUnused()
 	p.Group = group
 	if c.skipUninit && gd.Flags()&ondisk.BgInodeUninit != 0 {
-		q := p
-		q.Code = problem.PR_2_INOREF_BG_INO_UNINIT
-		if c.fix(q) && c.repairing() {
+		if c.fix(withCode(p, problem.PR_2_INOREF_BG_INO_UNINIT)) && c.repairing() {
 			gd.SetFlags(gd.Flags() &^ ondisk.BgInodeUninit)
 			gd.UpdateChecksum(sb, group)
 			*c.restartLater = true
 		}
 	} else if c.skipUninit && target >= firstUnused {
-		q := p
-		q.Code = problem.PR_2_INOREF_IN_UNUSED
-		if c.fix(q) && c.repairing() {
+		if c.fix(withCode(p, problem.PR_2_INOREF_IN_UNUSED)) && c.repairing() {
 			gd.SetItableUnused(0)
 			gd.UpdateChecksum(sb, group)
 			*c.restartLater = true
@@ -1124,9 +1125,7 @@ func (w *dirWorker) checkFiletype(p problem.Problem, d ondisk.Dirent, filetypeFS
 	c := w.c
 	if !filetypeFS {
 		if d.FileType != 0 {
-			q := p
-			q.Code = problem.PR_2_CLEAR_FILETYPE
-			if c.fix(q) {
+			if c.fix(withCode(p, problem.PR_2_CLEAR_FILETYPE)) {
 				w.setEntryType(0)
 			}
 		}
@@ -1168,9 +1167,7 @@ func (w *dirWorker) checkFiletype(p problem.Problem, d ondisk.Dirent, filetypeFS
 func (w *dirWorker) checkEncryptedEntry(p problem.Problem, d ondisk.Dirent, dirPolicy string) bool {
 	c := w.c
 	if d.NameLen < 16 {
-		q := p
-		q.Code = problem.PR_2_BAD_ENCRYPTED_NAME
-		if c.fix(q) {
+		if c.fix(withCode(p, problem.PR_2_BAD_ENCRYPTED_NAME)) {
 			return true
 		}
 	}
@@ -1531,14 +1528,10 @@ func (c *Checker) checkHtrees(dx map[uint32]*dxDirState) {
 				bad = true
 			}
 			if x.flags&dxFlagReferenced == 0 {
-				q := p
-				q.Code = problem.PR_2_HTREE_NOTREF
-				c.fix(q)
+				c.fix(withCode(p, problem.PR_2_HTREE_NOTREF))
 				bad = true
 			} else if x.flags&dxFlagDupRef != 0 {
-				q := p
-				q.Code = problem.PR_2_HTREE_DUPREF
-				c.fix(q)
+				c.fix(withCode(p, problem.PR_2_HTREE_DUPREF))
 				bad = true
 			}
 		}

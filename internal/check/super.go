@@ -218,39 +218,10 @@ func (c *Checker) checkGroupDescs() {
 		p := problem.Problem{Group: g}
 		// A location answered "Relocate" is zeroed; a zero location is
 		// placed anew at pass 1's end (relocate.go).
-		if b := gd.BlockBitmap(); b < first || b > last {
-			q := p
-			q.Code, q.Blk = problem.PR_0_BB_NOT_GROUP, b
-			if c.fix(q) && c.repairing() {
-				gd.SetBlockBitmap(0)
-			}
-			c.invalidBitmaps = true
-		}
-		if gd.BlockBitmap() == 0 && c.repairing() {
-			c.markRelocate(g, relocBlockBitmap)
-		}
-		if b := gd.InodeBitmap(); b < first || b > last {
-			q := p
-			q.Code, q.Blk = problem.PR_0_IB_NOT_GROUP, b
-			if c.fix(q) && c.repairing() {
-				gd.SetInodeBitmap(0)
-			}
-			c.invalidBitmaps = true
-		}
-		if gd.InodeBitmap() == 0 && c.repairing() {
-			c.markRelocate(g, relocInodeBitmap)
-		}
-		if t := gd.InodeTable(); t < first || t+uint64(f.InodeBlocksPerGroup)-1 > last {
-			q := p
-			q.Code, q.Blk = problem.PR_0_ITABLE_NOT_GROUP, t
-			if c.fix(q) && c.repairing() {
-				gd.SetInodeTable(0)
-			}
-			c.invalidBitmaps = true
-		}
-		if gd.InodeTable() == 0 && c.repairing() {
-			c.markRelocate(g, relocInodeTable)
-		}
+		bb, ib, t := gd.BlockBitmap(), gd.InodeBitmap(), gd.InodeTable()
+		c.checkGroupLocation(g, p, problem.PR_0_BB_NOT_GROUP, bb < first || bb > last, gd.BlockBitmap, gd.SetBlockBitmap, relocBlockBitmap)
+		c.checkGroupLocation(g, p, problem.PR_0_IB_NOT_GROUP, ib < first || ib > last, gd.InodeBitmap, gd.SetInodeBitmap, relocInodeBitmap)
+		c.checkGroupLocation(g, p, problem.PR_0_ITABLE_NOT_GROUP, t < first || t+uint64(f.InodeBlocksPerGroup)-1 > last, gd.InodeTable, gd.SetInodeTable, relocInodeTable)
 		freeBlocks += uint64(gd.FreeBlocks())
 		freeInodes += gd.FreeInodes()
 		if gd.FreeBlocks() > f.BlocksPerGroup || gd.FreeInodes() > f.InodesPerGroup || gd.UsedDirs() > f.InodesPerGroup {
@@ -313,6 +284,24 @@ func (c *Checker) checkGroupDescs() {
 	_, _ = freeBlocks, freeInodes
 	if sb.FreeBlocksCount() > sb.BlocksCount() || sb.FreeInodesCount() > sb.InodesCount() {
 		c.invalidSuper = true
+	}
+}
+
+// checkGroupLocation is one of check_super_block's location checks of
+// group g's descriptor: a block bitmap, inode bitmap or inode table
+// outside the group's range (outside) is code; the answer "Relocate"
+// zeroes it (set), and a zero location is placed anew at pass 1's end
+// (what, relocate.go).
+func (c *Checker) checkGroupLocation(g uint32, p problem.Problem, code problem.Code, outside bool, get func() uint64, set func(uint64), what uint8) {
+	if outside {
+		p.Code, p.Blk = code, get()
+		if c.fix(p) && c.repairing() {
+			set(0)
+		}
+		c.invalidBitmaps = true
+	}
+	if get() == 0 && c.repairing() {
+		c.markRelocate(g, what)
 	}
 }
 
