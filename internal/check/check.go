@@ -372,6 +372,9 @@ type Checker struct {
 	// p1 is a pass-1 unit's repair state (pass1_repair.go).
 	p1 p1State
 
+	// pools are the workers' buffers (shared with the shards).
+	pools *bufferPools
+
 	// fold folds casefolded names for the serial passes (casefold.go).
 	fold *casefold.Folder
 
@@ -429,7 +432,7 @@ func New(f *fs.FS, sink Sink, opt Options) *Checker {
 	if !opt.ReadOnly {
 		rs.origSB, rs.origGDT = bytes.Clone(f.SB), newGDTDigest(f.GDT())
 	}
-	return &Checker{fs: f, sink: sink, opt: opt, sb: f.SB, repair: rs}
+	return &Checker{fs: f, sink: sink, opt: opt, sb: f.SB, repair: rs, pools: &bufferPools{}}
 }
 
 // Stats returns the summary counts after Run.

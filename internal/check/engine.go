@@ -188,6 +188,14 @@ type sharedState struct {
 	encPolicy   map[uint32]string
 }
 
+// bufferPools hold the per-unit buffers of a check's workers, so that it
+// allocates them once per worker rather than once per unit. One Checker
+// and its shards share them.
+type bufferPools struct {
+	pass1 sync.Pool // *pass1Scratch
+	pass2 sync.Pool // *dirWorker
+}
+
 // workers returns the number of workers to use: by default two per CPU,
 // so that a worker waiting for a read (extent blocks, directory blocks on
 // a cold cache) does not leave a CPU idle; the prefetch hints keep more

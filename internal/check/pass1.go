@@ -156,10 +156,6 @@ func (c *Checker) pass1(ctx context.Context) error {
 	return nil
 }
 
-// scratchPool holds per-unit buffers so a check allocates them once per
-// worker rather than once per group.
-var scratchPool sync.Pool
-
 // pass1Scratch is a unit's buffers: the inode-table chunk and the block
 // buffers of the inode checks.
 type pass1Scratch struct {
@@ -199,11 +195,11 @@ func (c *Checker) usedInodes(g uint32) uint32 {
 // scanGroup checks the used inodes of group g (a work unit).
 func (c *Checker) scanGroup(g uint32) {
 	f := c.fs
-	ps, _ := scratchPool.Get().(*pass1Scratch)
+	ps, _ := c.pools.pass1.Get().(*pass1Scratch)
 	if ps == nil || len(ps.s.blk) != f.BlockSize {
 		ps = &pass1Scratch{s: c.newScratch(), chunk: make([]byte, 64*f.BlockSize)}
 	}
-	defer scratchPool.Put(ps)
+	defer c.pools.pass1.Put(ps)
 	s := ps.s
 	ipg := f.InodesPerGroup
 	limit := c.usedInodes(g)

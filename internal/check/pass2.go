@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"sort"
-	"sync"
 
 	"gofsck/internal/casefold"
 	"gofsck/internal/dirhash"
@@ -176,13 +175,10 @@ type p2Block struct {
 	dotdot    uint32
 }
 
-// dirPool reuses directory workers (buffers) across units.
-var dirPool sync.Pool
-
 // pass2Unit checks a batch of directory blocks.
 func (c *Checker) pass2Unit(list []dirBlock) {
 	f := c.fs
-	w, _ := dirPool.Get().(*dirWorker)
+	w, _ := c.pools.pass2.Get().(*dirWorker)
 	if w == nil || len(w.buf) != f.BlockSize || len(w.ibuf) != f.InodeSize {
 		w = &dirWorker{buf: make([]byte, f.BlockSize), ibuf: make([]byte, f.InodeSize), scratch: make([]byte, f.BlockSize),
 			s: c.newScratch(), names: make(map[uint64]int32, 64)}
@@ -190,7 +186,7 @@ func (c *Checker) pass2Unit(list []dirBlock) {
 	w.c = c
 	w.csumIno = 0
 	w.pctxDir, w.pctxDirKnown = 0, false
-	defer func() { w.c = nil; dirPool.Put(w) }()
+	defer func() { w.c = nil; c.pools.pass2.Put(w) }()
 	// Read the batch with one read per run of consecutive blocks (at most
 	// maxDirRun), and check each run before reading the next: the buffer
 	// is a run, not the unit (256 KiB instead of 1 MiB per worker).
