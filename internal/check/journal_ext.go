@@ -122,11 +122,7 @@ func (c *Checker) writeJournalDev(off int64, data []byte) {
 		return
 	}
 	if _, err := c.opt.JournalDev.WriteAt(data, off); err != nil {
-		c.repair.mu.Lock()
-		if c.repair.err == nil {
-			c.repair.err = err
-		}
-		c.repair.mu.Unlock()
+		c.repair.writeFailed(err)
 	}
 }
 

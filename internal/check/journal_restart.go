@@ -100,35 +100,10 @@ func (c *Checker) recreateJournalForRestart() bool {
 // the inode bitmap only when a fix edited it; each group's bitmap is
 // skipped while the group is BLOCK_UNINIT (INODE_UNINIT).
 func (c *Checker) writeDirtyBitmapsForRestart(d *diskBitmaps) {
-	f := c.fs
-	cpg := uint64(c.sb.ClustersPerGroup())
-	ipg := uint64(f.InodesPerGroup)
-	first := f.ClusterOf(f.FirstDataBlock)
-	last := f.ClusterOf(f.BlocksCount - 1)
 	c.repair.mu.Lock()
 	inodesDirty := len(c.repair.inodeEdits) > 0
 	c.repair.mu.Unlock()
-	buf := make([]byte, f.BlockSize)
-	for g := uint32(0); g < f.Groups; g++ {
-		gd := f.Group(g)
-		if b := gd.BlockBitmap(); b != 0 && b < f.BlocksCount && !(f.GdtCsum && gd.Flags()&ondisk.BgBlockUninit != 0) {
-			base := first + uint64(g)*cpg
-			fillBitmap(buf, d.blocks, base, cpg, last+1-base)
-			if f.MetadataCsum {
-				gd.SetBlockBitmapCsum(ondisk.BitmapChecksum(f.CsumSeed, buf[:cpg/8]))
-			}
-			c.writeBlock(b, buf)
-		}
-		if b := gd.InodeBitmap(); inodesDirty && b != 0 && b < f.BlocksCount && !(f.GdtCsum && gd.Flags()&ondisk.BgInodeUninit != 0) {
-			base := 1 + uint64(g)*ipg
-			fillBitmap(buf, d.inodes, base, ipg, ipg)
-			if f.MetadataCsum {
-				gd.SetInodeBitmapCsum(ondisk.BitmapChecksum(f.CsumSeed, buf[:ipg/8]))
-			}
-			c.writeBlock(b, buf)
-		}
-		gd.UpdateChecksum(f.SB, g)
-	}
+	c.writeGroupBitmaps(d, inodesDirty)
 }
 
 // restartJournalGoal is extent_fallocate's goal for an empty inode: the

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"gofsck/internal/bitmap"
+	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -51,38 +52,20 @@ func (c *Checker) loadBitmaps() *diskBitmaps {
 			base := firstCluster + uint64(g)*cpg
 			if readBlock[g-g0] {
 				if b := gd.BlockBitmap(); b != 0 && b < f.BlocksCount && pf.get(b) != nil {
-					buf := pf.get(b)
-					d.blocks.SetBytes(base, buf, cpg)
-					if !allFF(buf[cpg/8:]) {
-						d.blockTail = true
-					}
-					if f.MetadataCsum && gd.Flags()&ondisk.BgBlockUninit == 0 {
-						sum := ondisk.BitmapChecksum(f.CsumSeed, buf[:cpg/8])
-						if !gd.BitmapCsumHasHi() {
-							sum &= 0xFFFF
-						}
-						if sum != gd.BlockBitmapCsum() {
-							d.blockCsumBad = append(d.blockCsumBad, g)
-						}
+					tail, bad := loadBitmap(f, gd, d.blocks, base, cpg, pf.get(b), gd.Flags()&ondisk.BgBlockUninit != 0, gd.BlockBitmapCsum())
+					d.blockTail = d.blockTail || tail
+					if bad {
+						d.blockCsumBad = append(d.blockCsumBad, g)
 					}
 				}
 			}
 			ibase := 1 + uint64(g)*ipg
 			if readInode[g-g0] {
 				if b := gd.InodeBitmap(); b != 0 && b < f.BlocksCount && pf.get(b) != nil {
-					buf := pf.get(b)
-					d.inodes.SetBytes(ibase, buf, ipg)
-					if !allFF(buf[ipg/8:]) {
-						d.inodeTail = true
-					}
-					if f.MetadataCsum && gd.Flags()&ondisk.BgInodeUninit == 0 {
-						sum := ondisk.BitmapChecksum(f.CsumSeed, buf[:ipg/8])
-						if !gd.BitmapCsumHasHi() {
-							sum &= 0xFFFF
-						}
-						if sum != gd.InodeBitmapCsum() {
-							d.inodeCsumBad = append(d.inodeCsumBad, g)
-						}
+					tail, bad := loadBitmap(f, gd, d.inodes, ibase, ipg, pf.get(b), gd.Flags()&ondisk.BgInodeUninit != 0, gd.InodeBitmapCsum())
+					d.inodeTail = d.inodeTail || tail
+					if bad {
+						d.inodeCsumBad = append(d.inodeCsumBad, g)
 					}
 				}
 			}
@@ -136,6 +119,24 @@ func (c *Checker) markUninitGroupBlocks(m *bitmap.Bitmap, g uint32) {
 	if b := gd.InodeTable(); b != 0 {
 		mark(b, uint64(f.InodeBlocksPerGroup))
 	}
+}
+
+// loadBitmap sets bits [base, base+n) of m from a group's bitmap block buf
+// and reports whether the padding after them is not all ones (tail) and
+// whether, with metadata_csum on a group not marked uninit, the bitmap's
+// checksum differs from the descriptor's (stored, 16 bits without the
+// descriptor's high half).
+func loadBitmap(f *fs.FS, gd ondisk.GroupDesc, m *bitmap.Bitmap, base, n uint64, buf []byte, uninit bool, stored uint32) (tail, csumBad bool) {
+	m.SetBytes(base, buf, n)
+	tail = !allFF(buf[n/8:])
+	if f.MetadataCsum && !uninit {
+		sum := ondisk.BitmapChecksum(f.CsumSeed, buf[:n/8])
+		if !gd.BitmapCsumHasHi() {
+			sum &= 0xFFFF
+		}
+		csumBad = sum != stored
+	}
+	return tail, csumBad
 }
 
 func allFF(b []byte) bool {

@@ -99,6 +99,15 @@ func (c *Checker) writeAt(off int64, data []byte) {
 	c.devWrite(off, data)
 }
 
+// writeFailed records a write error: the first one is the run's.
+func (r *repairState) writeFailed(err error) {
+	r.mu.Lock()
+	if r.err == nil {
+		r.err = err
+	}
+	r.mu.Unlock()
+}
+
 // devWrite writes to the device (the Overlay); an error aborts the run.
 func (c *Checker) devWrite(off int64, data []byte) {
 	if c.spec != nil {
@@ -107,11 +116,7 @@ func (c *Checker) devWrite(off int64, data []byte) {
 		return
 	}
 	if _, err := c.fs.Dev.WriteAt(data, off); err != nil {
-		c.repair.mu.Lock()
-		if c.repair.err == nil {
-			c.repair.err = err
-		}
-		c.repair.mu.Unlock()
+		c.repair.writeFailed(err)
 		c.abort = true
 	}
 }
@@ -155,22 +160,23 @@ func (c *Checker) writeInode(ino uint32, n ondisk.Inode) {
 // markBlockOnDisk records that a fix set (used) or cleared the on-disk
 // bitmap bit of cluster cl; pass 5 sees the edited bitmap.
 func (c *Checker) markBlockOnDisk(cl uint64, used bool) {
-	c.repair.mu.Lock()
-	if c.repair.blockEdits == nil {
-		c.repair.blockEdits = map[uint64]bool{}
-	}
-	c.repair.blockEdits[cl] = used
-	c.repair.mu.Unlock()
+	markEdit(&c.repair.mu, &c.repair.blockEdits, cl, used)
 }
 
 // markInodeOnDisk is markBlockOnDisk for the inode bitmap.
 func (c *Checker) markInodeOnDisk(ino uint32, used bool) {
-	c.repair.mu.Lock()
-	if c.repair.inodeEdits == nil {
-		c.repair.inodeEdits = map[uint32]bool{}
+	markEdit(&c.repair.mu, &c.repair.inodeEdits, ino, used)
+}
+
+// markEdit records bit k's new value in *edits (made on the first edit)
+// under mu.
+func markEdit[K comparable](mu *sync.Mutex, edits *map[K]bool, k K, used bool) {
+	mu.Lock()
+	if *edits == nil {
+		*edits = map[K]bool{}
 	}
-	c.repair.inodeEdits[ino] = used
-	c.repair.mu.Unlock()
+	(*edits)[k] = used
+	mu.Unlock()
 }
 
 // applyEdits sets and clears the edited bits in d (r.mu held).
@@ -341,7 +347,11 @@ func (c *Checker) setGDTCsumFrom(inodes *bitmap.Bitmap) {
 // writeBitmaps writes every group's block and inode bitmaps from d (except
 // those of uninit groups), with their padding bits set and their
 // checksums stored in the descriptors.
-func (c *Checker) writeBitmaps(d *diskBitmaps) {
+func (c *Checker) writeBitmaps(d *diskBitmaps) { c.writeGroupBitmaps(d, true) }
+
+// writeGroupBitmaps is writeBitmaps, writing the inode bitmaps only when
+// inodes is set.
+func (c *Checker) writeGroupBitmaps(d *diskBitmaps, inodes bool) {
 	f := c.fs
 	cpg := uint64(c.sb.ClustersPerGroup())
 	ipg := uint64(f.InodesPerGroup)
@@ -358,7 +368,7 @@ func (c *Checker) writeBitmaps(d *diskBitmaps) {
 			}
 			c.writeBlock(b, buf)
 		}
-		if b := gd.InodeBitmap(); b != 0 && b < f.BlocksCount && !(f.GdtCsum && gd.Flags()&ondisk.BgInodeUninit != 0) {
+		if b := gd.InodeBitmap(); inodes && b != 0 && b < f.BlocksCount && !(f.GdtCsum && gd.Flags()&ondisk.BgInodeUninit != 0) {
 			base := 1 + uint64(g)*ipg
 			fillBitmap(buf, d.inodes, base, ipg, ipg)
 			if f.MetadataCsum {
