@@ -275,7 +275,7 @@ func (w *dirWorker) writeDirBlockFixed(db *dirBlock, buf []byte, isLeaf bool, in
 	if inlineSize > 0 {
 		// ext2fs_inline_data_set (inline_dir_size.go); the old in-place
 		// edit stays for the layouts it does not model.
-		if err := c.inlineDataSet(db.ino, buf, inlineSize); err != nil {
+		if err := ext2fs.InlineDataSet(c.inlineFS(), db.ino, buf, inlineSize); err != nil {
 			n := c.readFullInode(db.ino)
 			copy(n.IBlock(), buf[:ondisk.IBlockSize])
 			if inlineSize > ondisk.IBlockSize {

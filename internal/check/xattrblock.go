@@ -70,7 +70,7 @@ func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) uint
 // (ext2fs_write_ext_attr3).
 func (c *Checker) writeEABlock(blk uint64, buf []byte) {
 	if c.fs.MetadataCsum {
-		binary.LittleEndian.PutUint32(buf[16:], ondisk.XattrBlock(buf).ComputeChecksum(c.fs.CsumSeed, blk))
+		ondisk.XattrBlock(buf).SetChecksum(c.fs.CsumSeed, blk)
 	}
 	c.writeBlock(blk, buf)
 }
@@ -173,7 +173,7 @@ func (c *Checker) validateEA(s *inodeScratch, ino uint32, n ondisk.Inode, blk ui
 	used := regions{max: f.BlockSize}
 	used.add(0, ondisk.XattrHeaderSize)
 	off := ondisk.XattrHeaderSize
-	for off+4 <= len(buf) && binary.LittleEndian.Uint32(buf[off:]) != 0 {
+	for off+4 <= len(buf) && !ondisk.XattrEndAt(buf, off) {
 		nameLen := int(buf[off])
 		if off+ondisk.XattrEntrySize > len(buf) || !used.add(off, ondisk.XattrEntryLen(nameLen)) {
 			if ask(problem.PR_1_EA_ALLOC_COLLISION) {
@@ -286,7 +286,7 @@ func (c *Checker) checkEARefcounts() {
 // buf, and on "yes" stores the count in h_refcount.
 func (c *Checker) fixEARefcount(b uint64, buf []byte, p problem.Problem) {
 	if c.fix(p) {
-		binary.LittleEndian.PutUint32(buf[4:], uint32(p.Num))
+		ondisk.XattrBlock(buf).SetRefcount(uint32(p.Num))
 		c.writeEABlock(b, buf)
 	}
 }

@@ -1,0 +1,51 @@
+package ondisk
+
+import "encoding/binary"
+
+// Setters and small readers for the library's extended-attribute writers
+// and the bad-block, orphan and superblock updates (internal/ext2fs).
+
+// SetMagic, SetRefcount and SetBlocks store the EA block header's
+// h_magic, h_refcount and h_blocks.
+func (x XattrBlock) SetMagic(v uint32)    { binary.LittleEndian.PutUint32(x[offXhMagic:], v) }
+func (x XattrBlock) SetRefcount(v uint32) { binary.LittleEndian.PutUint32(x[offXhRefcount:], v) }
+func (x XattrBlock) SetBlocks(v uint32)   { binary.LittleEndian.PutUint32(x[offXhBlocks:], v) }
+
+// SetChecksum stores h_checksum computed for the block at blk
+// (ComputeChecksum).
+func (x XattrBlock) SetChecksum(seed uint32, blk uint64) {
+	binary.LittleEndian.PutUint32(x[offXhChecksum:], x.ComputeChecksum(seed, blk))
+}
+
+// HasXattrMagic reports whether area (an in-inode attribute area) starts
+// with the attribute magic.
+func HasXattrMagic(area []byte) bool {
+	return len(area) >= XattrIHeaderSize && binary.LittleEndian.Uint32(area) == XattrMagic
+}
+
+// SetXattrMagic stores the in-inode area's magic.
+func SetXattrMagic(area []byte) { binary.LittleEndian.PutUint32(area, XattrMagic) }
+
+// XattrEndAt reports whether the 4 bytes at off of an entry table are
+// the end marker (a zero first word); the caller has checked they are
+// inside area.
+func XattrEndAt(area []byte, off int) bool { return binary.LittleEndian.Uint32(area[off:]) == 0 }
+
+// PutXattrEntry writes an entry's fixed part and name at off of an entry
+// table: e_name_len, e_name_index, e_value_offs, e_value_inum,
+// e_value_size (its hash is SetXattrEntryHash's); the caller has checked
+// that XattrEntryLen(len(name)) bytes fit.
+func PutXattrEntry(area []byte, off int, index uint8, name []byte, valueOffs uint16, inum, size uint32) {
+	e := area[off:]
+	e[0] = uint8(len(name))
+	e[1] = index
+	binary.LittleEndian.PutUint16(e[2:], valueOffs)
+	binary.LittleEndian.PutUint32(e[4:], inum)
+	binary.LittleEndian.PutUint32(e[8:], size)
+	copy(e[XattrEntrySize:], name)
+}
+
+// SetXattrEntryHash stores e_hash of the entry at off.
+func SetXattrEntryHash(area []byte, off int, h uint32) {
+	binary.LittleEndian.PutUint32(area[off+12:], h)
+}
