@@ -49,3 +49,25 @@ func PutXattrEntry(area []byte, off int, index uint8, name []byte, valueOffs uin
 func SetXattrEntryHash(area []byte, off int, h uint32) {
 	binary.LittleEndian.PutUint32(area[off+12:], h)
 }
+
+// SetInodesCount stores s_inodes_count.
+func (s Superblock) SetInodesCount(v uint32) { s.put32(offInodesCount, v) }
+
+// SetRevLevel, SetFirstIno and SetInodeSize store s_rev_level,
+// s_first_ino and s_inode_size as given (revision 0 has the last two
+// implied).
+func (s Superblock) SetRevLevel(v uint32)  { s.put32(offRevLevel, v) }
+func (s Superblock) SetFirstIno(v uint32)  { s.put32(offFirstIno, v) }
+func (s Superblock) SetInodeSize(v uint16) { s.put16(offInodeSize, v) }
+
+// SetFlags stores s_flags.
+func (s Superblock) SetFlags(v uint32) { s.put32(offFlags, v) }
+
+// SetUUID stores s_uuid.
+func (s Superblock) SetUUID(u [16]byte) { copy(s[offUUID:offUUID+16], u[:]) }
+
+// RawBlocksCount returns s_blocks_count_lo and s_blocks_count_hi as
+// stored, whatever the 64bit feature says.
+func (s Superblock) RawBlocksCount() (lo, hi uint32) {
+	return s.u32(offBlocksCountLo), s.u32(offBlocksCountHi)
+}
