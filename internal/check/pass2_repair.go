@@ -2,7 +2,6 @@ package check
 
 import (
 	"encoding/binary"
-	"errors"
 
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
@@ -372,7 +371,7 @@ func (w *dirWorker) allocateDirBlock(db *dirBlock, data []byte) (uint64, bool) {
 		// the block, which fails when an indirect block on the way is
 		// missing (the block stays allocated, the hole unmapped).
 		c.writeInode(db.ino, n)
-		if err := c.bmapSet(db.ino, n, db.lblk, blk); err != nil {
+		if err := ext2fs.BmapSetBlockMapped(&ext2fs.Filsys{FS: f, IO: repairIO{c}}, db.ino, n, db.lblk, blk); err != nil {
 			c.fix(problem.Problem{Code: problem.PR_2_ALLOC_DIRBOCK, Ino: db.ino, Str: "ext2fs_block_iterate", Err: err.Error()})
 			return 0, false
 		}
@@ -381,53 +380,6 @@ func (w *dirWorker) allocateDirBlock(db *dirBlock, data []byte) (uint64, bool) {
 	c.mapDirBlock(n, db.lblk, blk)
 	c.writeInode(db.ino, n)
 	return blk, true
-}
-
-// bmapSet is ext2fs_bmap2(BMAP_SET) on a block-mapped inode: logical
-// block lblk of ino (n, in memory) becomes blk, in i_block (the inode is
-// then written) or in the indirect block that maps it, which must exist.
-func (c *Checker) bmapSet(ino uint32, n ondisk.Inode, lblk uint32, blk uint64) error {
-	f := c.fs
-	if lblk < 12 {
-		binary.LittleEndian.PutUint32(n[40+4*lblk:], uint32(blk))
-		c.writeInode(ino, n)
-		return nil
-	}
-	per := uint64(f.BlockSize / 4)
-	rest := uint64(lblk) - 12
-	// level 1: IND, 2: DIND, 3: TIND; span is what one slot of the top
-	// block maps.
-	level, span := 1, uint64(1)
-	for level <= 3 && rest >= span*per {
-		rest -= span * per
-		level++
-		span *= per
-	}
-	if level > 3 {
-		return ext2fs.ErrSetBmapNoInd
-	}
-	ind := uint64(n.Block(11 + level))
-	buf := make([]byte, f.BlockSize)
-	for {
-		if ind == 0 {
-			return ext2fs.ErrSetBmapNoInd
-		}
-		if ind >= f.BlocksCount {
-			return errors.New(string(ext2fs.ErrShortRead))
-		}
-		if err := f.ReadBlock(ind, buf); err != nil {
-			return err
-		}
-		slot := rest / span
-		if span == 1 {
-			binary.LittleEndian.PutUint32(buf[4*slot:], uint32(blk))
-			c.writeBlock(ind, buf)
-			return nil
-		}
-		ind = uint64(leU32(buf[4*slot:]))
-		rest %= span
-		span /= per
-	}
 }
 
 // canMapDirBlock reports whether mapDirBlock can map a block of an
@@ -455,29 +407,28 @@ func (c *Checker) mapDirBlock(n ondisk.Inode, lblk uint32, blk uint64) {
 	if pos > 0 {
 		e := h.Leaf(pos - 1)
 		if !e.Uninit && e.Lblk+e.Len == lblk && e.Pblk+uint64(e.Len) == blk && e.Len < 32768 {
-			binary.LittleEndian.PutUint16(ib[12+(pos-1)*12+4:], uint16(e.Len+1))
+			h.Entry(pos - 1).SetRawLen(uint16(e.Len + 1))
 			return
 		}
 	}
 	if pos < ents {
 		e := h.Leaf(pos)
 		if !e.Uninit && lblk+1 == e.Lblk && blk+1 == e.Pblk && e.Len < 32768 {
-			o := 12 + pos*12
-			binary.LittleEndian.PutUint32(ib[o:], lblk)
-			binary.LittleEndian.PutUint16(ib[o+4:], uint16(e.Len+1))
-			binary.LittleEndian.PutUint16(ib[o+6:], uint16(blk>>32))
-			binary.LittleEndian.PutUint32(ib[o+8:], uint32(blk))
+			setLeafEntry(h.Entry(pos), lblk, e.Len+1, blk)
 			return
 		}
 	}
 	if ents >= int(h.Max()) || 12+(ents+1)*12 > len(ib) {
 		return
 	}
-	copy(ib[12+(pos+1)*12:12+(ents+1)*12], ib[12+pos*12:12+ents*12])
-	o := 12 + pos*12
-	binary.LittleEndian.PutUint32(ib[o:], lblk)
-	binary.LittleEndian.PutUint16(ib[o+4:], 1)
-	binary.LittleEndian.PutUint16(ib[o+6:], uint16(blk>>32))
-	binary.LittleEndian.PutUint32(ib[o+8:], uint32(blk))
-	binary.LittleEndian.PutUint16(ib[2:], uint16(ents+1))
+	copy(h.Entry(pos+1), h.Entry(pos)[:(ents-pos)*ondisk.ExtentEntrySize])
+	setLeafEntry(h.Entry(pos), lblk, 1, blk)
+	h.SetEntries(uint16(ents + 1))
+}
+
+// setLeafEntry stores an initialised leaf entry.
+func setLeafEntry(e ondisk.ExtentEntry, lblk, length uint32, blk uint64) {
+	e.SetLblk(lblk)
+	e.SetRawLen(uint16(length))
+	e.SetStart(blk)
 }
