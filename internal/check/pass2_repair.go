@@ -305,7 +305,7 @@ func (c *Checker) clearIndexFlag(ino uint32) {
 // recomputes the entry's hash, as the library's xattr write does.
 func setInlineDataValue(n ondisk.Inode, v []byte) {
 	area := n.InlineEA()
-	if len(area) < 4 || binary.LittleEndian.Uint32(area) != ondisk.XattrMagic {
+	if !ondisk.HasXattrMagic(area) {
 		return
 	}
 	entries := area[4:]
@@ -321,7 +321,7 @@ func setInlineDataValue(n ondisk.Inode, v []byte) {
 			val := entries[e.ValueOffs : e.ValueOffs+int(e.ValueSize)]
 			copy(val, v)
 			h := ondisk.XattrValueHash(ondisk.XattrNameHash(e.Name, false), val)
-			binary.LittleEndian.PutUint32(entries[off+12:], h)
+			ondisk.SetXattrEntryHash(entries, off, h)
 			return
 		}
 		off += e.EntryBytes

@@ -65,3 +65,37 @@ func TestInlineDataSet(t *testing.T) {
 		t.Errorf("XattrInodeMaxSize: %d, %v", max, err)
 	}
 }
+
+// TestReadExtAttr reads the EA block mke2fs -d gave a file with a large
+// attribute, then the same block with a bad magic and with a changed
+// value byte (a bad checksum under metadata_csum).
+func TestReadExtAttr(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Features: "metadata_csum", InodeSize: 256,
+		Populate: func(tr *testfs.Tree) {
+			tr.File("f", 10)
+			tr.XattrSize("f", "user.big", 600)
+		}})
+	f, _ := openOverlay(t, img)
+	blk := testfs.Blocks(t, img, "/f").FileACL
+	buf := make([]byte, f.BlockSize)
+	if blk == 0 || ReadExtAttr(f, blk, buf) != nil {
+		t.Fatalf("EA block %d: %v", blk, ReadExtAttr(f, blk, buf))
+	}
+	if v, ok := FindBlockXattr(f, readFSInode(t, f, testfs.Ino(t, img, "/f")), 1, "big"); !ok || len(v) != 600 {
+		t.Errorf("user.big: %d bytes, %v", len(v), ok)
+	}
+	for _, tc := range []struct {
+		off  int
+		want error
+	}{{0, ErrBadEAHeader}, {f.BlockSize - 1, ErrExtAttrCsumInvalid}} {
+		bad := append([]byte(nil), buf...)
+		bad[tc.off] ^= 0xFF
+		if _, err := f.Dev.WriteAt(bad, int64(blk)<<f.BlockBits); err != nil {
+			t.Fatal(err)
+		}
+		if err := ReadExtAttr(f, blk, make([]byte, f.BlockSize)); err != tc.want {
+			t.Errorf("byte %d changed: %v, want %v", tc.off, err, tc.want)
+		}
+	}
+}

@@ -257,3 +257,21 @@ func findXattr(entries, valueBase []byte, index uint8, name string) ([]byte, boo
 	}
 	return nil, false
 }
+
+// ReadExtAttr is ext2fs_read_ext_attr3's checks on EA block b, read into
+// buf: ErrShortRead when it cannot be read, ErrBadEAHeader for a bad
+// magic or h_blocks, ErrExtAttrCsumInvalid for a checksum that does not
+// match with metadata_csum.
+func ReadExtAttr(f *fs.FS, b uint64, buf []byte) error {
+	if err := f.ReadBlock(b, buf); err != nil {
+		return ErrShortRead
+	}
+	x := ondisk.XattrBlock(buf)
+	if (x.Magic() != ondisk.XattrMagic && x.Magic() != ondisk.XattrMagicV1) || x.Blocks() != 1 {
+		return ErrBadEAHeader
+	}
+	if f.MetadataCsum && x.ComputeChecksum(f.CsumSeed, b) != x.Checksum() {
+		return ErrExtAttrCsumInvalid
+	}
+	return nil
+}
