@@ -1,8 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
-
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -50,24 +48,22 @@ func (c *Checker) checkInodeExtraSpace(ino uint32, n ondisk.Inode) uint64 {
 		re, rok := n.CrtimeExtra()
 		crtime := uint32(0)
 		if rok {
-			crtime = binary.LittleEndian.Uint32(n[0x90:])
+			crtime = n.Crtime()
 		}
 		if neg(n.Atime(), ae, aok) || neg(n.Ctime(), ce, cok) || neg(crtime, re, rok) || neg(n.Mtime(), me, mok) {
 			if !c.fix(problem.Problem{Code: problem.PR_1_EA_TIME_OUT_OF_RANGE, Ino: ino, Inode: c.inodeInfo(n)}) {
 				return quota
 			}
-			// The epoch bits of each bad time are cleared (i_ctime_extra
-			// 0x84, i_mtime_extra 0x88, i_atime_extra 0x8C,
-			// i_crtime_extra 0x94).
-			fixExtra := func(off int, base uint32, extra uint32, ok bool) {
+			// The epoch bits of each bad time are cleared.
+			fixExtra := func(set func(uint32), base uint32, extra uint32, ok bool) {
 				if neg(base, extra, ok) {
-					binary.LittleEndian.PutUint32(n[off:], extra&^3)
+					set(extra &^ 3)
 				}
 			}
-			fixExtra(0x8C, n.Atime(), ae, aok)
-			fixExtra(0x84, n.Ctime(), ce, cok)
-			fixExtra(0x94, crtime, re, rok)
-			fixExtra(0x88, n.Mtime(), me, mok)
+			fixExtra(n.SetAtimeExtra, n.Atime(), ae, aok)
+			fixExtra(n.SetCtimeExtra, n.Ctime(), ce, cok)
+			fixExtra(n.SetCrtimeExtra, crtime, re, rok)
+			fixExtra(n.SetMtimeExtra, n.Mtime(), me, mok)
 			c.putInode(ino, n)
 		}
 	}
@@ -249,7 +245,7 @@ func (c *Checker) checkIsReallyDir(s *inodeScratch, ino uint32, n ondisk.Inode) 
 			return
 		}
 		ib := n.IBlock()
-		dotdot := binary.LittleEndian.Uint32(ib)
+		dotdot := ondisk.InlineDirParent(ib)
 		if dotdot >= f.InodesCount || (dotdot < f.FirstIno && dotdot != ondisk.RootIno) {
 			return
 		}
@@ -398,7 +394,7 @@ func (c *Checker) symlinkOK(s *inodeScratch, ino uint32, n ondisk.Inode) bool {
 		ib := n.IBlock()
 		var l int
 		if encrypted {
-			l = int(binary.LittleEndian.Uint16(ib)) + 2
+			l = ondisk.EncryptedSymlinkLen(ib)
 		} else {
 			l = cstrLen(ib)
 		}
@@ -434,7 +430,7 @@ func (c *Checker) symlinkOK(s *inodeScratch, ino uint32, n ondisk.Inode) bool {
 	}
 	var l int
 	if encrypted {
-		l = int(binary.LittleEndian.Uint16(s.blk2)) + 2
+		l = ondisk.EncryptedSymlinkLen(s.blk2)
 	} else {
 		l = cstrLen(s.blk2)
 	}

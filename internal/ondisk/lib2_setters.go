@@ -71,3 +71,24 @@ func (s Superblock) SetUUID(u [16]byte) { copy(s[offUUID:offUUID+16], u[:]) }
 func (s Superblock) RawBlocksCount() (lo, hi uint32) {
 	return s.u32(offBlocksCountLo), s.u32(offBlocksCountHi)
 }
+
+// Crtime returns i_crtime; the caller has checked that i_extra_isize
+// covers it (CrtimeExtra).
+func (n Inode) Crtime() uint32 { return n.u32(offICrtime) }
+
+// SetCtimeExtra, SetMtimeExtra, SetAtimeExtra and SetCrtimeExtra store
+// the extra time words; the caller has checked that the inode holds them
+// (CtimeExtra...).
+func (n Inode) SetCtimeExtra(v uint32)  { n.put32(offICtimeExtra, v) }
+func (n Inode) SetMtimeExtra(v uint32)  { n.put32(offIMtimeExtra, v) }
+func (n Inode) SetAtimeExtra(v uint32)  { n.put32(offIAtimeExtra, v) }
+func (n Inode) SetCrtimeExtra(v uint32) { n.put32(offICrtimeExtra, v) }
+
+// InlineDirParent is the parent inode number an inline directory keeps
+// in the first 4 bytes of i_block.
+func InlineDirParent(iblock []byte) uint32 { return binary.LittleEndian.Uint32(iblock) }
+
+// EncryptedSymlinkLen is the length an encrypted symlink's target
+// (struct fscrypt_symlink_data) takes: its 2-byte ciphertext length and
+// the ciphertext.
+func EncryptedSymlinkLen(data []byte) int { return int(binary.LittleEndian.Uint16(data)) + 2 }
