@@ -1,8 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
-
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -64,7 +62,7 @@ func (w *dirWorker) clearEntry() bool {
 	if !w.editable() {
 		return false
 	}
-	binary.LittleEndian.PutUint32(w.cur.area[w.cur.off:], 0)
+	ondisk.SetDirentIno(w.cur.area, w.cur.off, 0)
 	return true
 }
 
@@ -73,7 +71,7 @@ func (w *dirWorker) setEntryIno(ino uint32) bool {
 	if !w.editable() {
 		return false
 	}
-	binary.LittleEndian.PutUint32(w.cur.area[w.cur.off:], ino)
+	ondisk.SetDirentIno(w.cur.area, w.cur.off, ino)
 	return true
 }
 
@@ -113,10 +111,10 @@ func (w *dirWorker) fixDot(ino uint32) bool {
 		return false
 	}
 	a, off := w.cur.area, w.cur.off
-	if binary.LittleEndian.Uint16(a[off+4:]) < 12 {
-		binary.LittleEndian.PutUint16(a[off+4:], 12)
+	if ondisk.RawRecLen(a, off) < 12 {
+		ondisk.SetRawRecLen(a, off, 12)
 	}
-	binary.LittleEndian.PutUint32(a[off:], ino)
+	ondisk.SetDirentIno(a, off, ino)
 	a[off+6] = 1
 	a[off+7] = w.dotFileType()
 	if off+10 <= len(a) {
@@ -133,14 +131,14 @@ func (w *dirWorker) splitDot(recLen int, ft uint8) bool {
 	}
 	a, off := w.cur.area, w.cur.off
 	bs := w.c.fs.BlockSize
-	binary.LittleEndian.PutUint16(a[off+4:], 12)
+	ondisk.SetRawRecLen(a, off, 12)
 	next := off + 12
 	if next+ondisk.DirentHeaderSize > len(a) {
 		return true
 	}
 	if !(next+11 <= len(a) && a[next+8] == '.' && a[next+9] == '.' && a[next+10] == 0) {
 		ext2fs.SetRecLen(a, next, recLen-12, bs)
-		binary.LittleEndian.PutUint32(a[next:], 0)
+		ondisk.SetDirentIno(a, next, 0)
 		a[next+6] = 0
 		a[next+7] = ft
 	}
@@ -154,10 +152,10 @@ func (w *dirWorker) fixDotDotEntry() bool {
 		return false
 	}
 	a, off := w.cur.area, w.cur.off
-	if binary.LittleEndian.Uint16(a[off+4:]) < 12 {
-		binary.LittleEndian.PutUint16(a[off+4:], 12)
+	if ondisk.RawRecLen(a, off) < 12 {
+		ondisk.SetRawRecLen(a, off, 12)
 	}
-	binary.LittleEndian.PutUint32(a[off:], ondisk.RootIno)
+	ondisk.SetDirentIno(a, off, ondisk.RootIno)
 	a[off+6] = 2
 	a[off+7] = w.dotFileType()
 	if off+11 <= len(a) {
@@ -181,7 +179,7 @@ func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevS
 		recLen = blockLen - off
 	} else {
 		nameLen = int(area[off+6])
-		recLen = ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[off+4:]), bs)
+		recLen = ondisk.DecodeRecLen(ondisk.RawRecLen(area, off), bs)
 	}
 	left := blockLen - off - recLen
 	// An 8-byte entry: move the rest of the block up over it.
@@ -192,21 +190,21 @@ func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevS
 	}
 	// An entry running past the end whose name fits: shorten it.
 	if left < 0 && recLen+left > ondisk.DirentHeaderSize && ondisk.DirRecLen(nameLen, hashRoom) <= recLen+left &&
-		binary.LittleEndian.Uint32(area[off:]) <= w.c.fs.InodesCount && off+8+nameLen <= len(area) &&
+		ondisk.DirentIno(area, off) <= w.c.fs.InodesCount && off+8+nameLen <= len(area) &&
 		!containsZero(area[off+8:off+8+nameLen]) {
 		ext2fs.SetRecLen(area, off, recLen+left, bs)
 		return off
 	}
 	// A plausible length: the previous entry absorbs this one.
 	if prev >= 0 && recLen != 0 && recLen%4 == 0 && off+recLen <= blockLen {
-		p := ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[prev+4:]), bs)
+		p := ondisk.DecodeRecLen(ondisk.RawRecLen(area, prev), bs)
 		ext2fs.SetRecLen(area, prev, p+recLen, bs)
 		return off + recLen
 	}
 	// Otherwise the rest of the block goes: to the previous entry, or
 	// as one empty entry.
 	if prev >= 0 {
-		p := ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[prev+4:]), bs)
+		p := ondisk.DecodeRecLen(ondisk.RawRecLen(area, prev), bs)
 		ext2fs.SetRecLen(area, prev, p+blockLen-off, bs)
 		return bs
 	}
@@ -216,7 +214,7 @@ func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevS
 	ext2fs.SetRecLen(area, off, blockLen-off, bs)
 	area[off+6] = 0
 	area[off+7] = 0
-	binary.LittleEndian.PutUint32(area[off:], 0)
+	ondisk.SetDirentIno(area, off, 0)
 	return off
 }
 
@@ -236,7 +234,7 @@ func insertDirentTail(buf []byte, bs int) bool {
 	top := bs - ondisk.DirTailSize
 	d := 0
 	for {
-		rl := int(binary.LittleEndian.Uint16(buf[d+4:]))
+		rl := int(ondisk.RawRecLen(buf, d))
 		if rl == 0 || rl&3 != 0 || d+rl > top {
 			break
 		}
@@ -250,11 +248,9 @@ func insertDirentTail(buf []byte, bs int) bool {
 		if minSize > top-d {
 			return false
 		}
-		binary.LittleEndian.PutUint16(buf[d+4:], uint16(top-d))
+		ondisk.SetRawRecLen(buf, d, uint16(top-d))
 	}
-	t := buf[top:bs]
-	if binary.LittleEndian.Uint32(t) != 0 || binary.LittleEndian.Uint16(t[4:]) != ondisk.DirTailSize ||
-		binary.LittleEndian.Uint16(t[6:]) != uint16(ondisk.DirTailFileType)<<8 {
+	if _, ok := ondisk.DirTail(buf[:bs]); !ok {
 		initDirTail(buf, bs)
 	}
 	return true

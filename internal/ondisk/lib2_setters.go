@@ -92,3 +92,18 @@ func InlineDirParent(iblock []byte) uint32 { return binary.LittleEndian.Uint32(i
 // (struct fscrypt_symlink_data) takes: its 2-byte ciphertext length and
 // the ciphertext.
 func EncryptedSymlinkLen(data []byte) int { return int(binary.LittleEndian.Uint16(data)) + 2 }
+
+// DirentIno returns the inode field of the entry at off of a directory
+// block; the caller has checked that its header fits.
+func DirentIno(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) }
+
+// SetDirentIno stores the inode field of the entry at off.
+func SetDirentIno(b []byte, off int, ino uint32) { binary.LittleEndian.PutUint32(b[off:], ino) }
+
+// RawRecLen returns rec_len of the entry at off as stored (DecodeRecLen
+// decodes it).
+func RawRecLen(b []byte, off int) uint16 { return binary.LittleEndian.Uint16(b[off+4:]) }
+
+// SetRawRecLen stores rec_len of the entry at off as given (for lengths
+// below 64 KiB; ext2fs.SetRecLen encodes the others).
+func SetRawRecLen(b []byte, off int, v uint16) { binary.LittleEndian.PutUint16(b[off+4:], v) }
