@@ -21,21 +21,11 @@ func init() {
 
 // The library's MMP errors and decisions under the names the command
 // uses.
-const (
-	MMPBadBlock     = ext2fs.MMPBadBlock
-	MMPMagicInvalid = ext2fs.MMPMagicInvalid
-	MMPCsumInvalid  = ext2fs.MMPCsumInvalid
-	MMPFsckOn       = ext2fs.MMPFsckOn
-	MMPUnknownSeq   = ext2fs.MMPUnknownSeq
-	MMPFailed       = ext2fs.MMPFailed
-	MMPChangeAbort  = ext2fs.MMPChangeAbort
-)
-
 var (
-	MMPBlockInRange = ext2fs.MMPBlockInRange
-	VerifyMMP       = ext2fs.VerifyMMP
-	MMPSeqState     = ext2fs.MMPSeqState
-	MMPInterval     = ext2fs.MMPInterval
-	MMPSleep        = ext2fs.MMPSleep
-	ResetMMP        = ext2fs.ResetMMP
+	MMPBadBlock, MMPMagicInvalid, MMPCsumInvalid = ext2fs.MMPBadBlock, ext2fs.MMPMagicInvalid, ext2fs.MMPCsumInvalid
+	MMPFsckOn, MMPUnknownSeq                     = ext2fs.MMPFsckOn, ext2fs.MMPUnknownSeq
+	MMPFailed, MMPChangeAbort                    = ext2fs.MMPFailed, ext2fs.MMPChangeAbort
+
+	MMPBlockInRange, VerifyMMP, MMPSeqState = ext2fs.MMPBlockInRange, ext2fs.VerifyMMP, ext2fs.MMPSeqState
+	MMPInterval, MMPSleep, ResetMMP         = ext2fs.MMPInterval, ext2fs.MMPSleep, ext2fs.ResetMMP
 )
