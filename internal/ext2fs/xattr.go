@@ -20,7 +20,8 @@ const (
 
 // ErrXattrNotModelled is an attribute layout, or a failure of the
 // library's reader, that gofsck does not follow; nothing was written.
-var ErrXattrNotModelled = errors.New("extended attribute layout not modelled")
+// Its text is what the fast-commit replay's unsupported message quotes.
+var ErrXattrNotModelled = errors.New("inline data layout not modelled")
 
 // Xattr is one attribute as the library's handle holds it.
 type Xattr struct {
