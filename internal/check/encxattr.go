@@ -1,6 +1,9 @@
 package check
 
-import "gofsck/internal/ondisk"
+import (
+	"gofsck/internal/ext2fs"
+	"gofsck/internal/ondisk"
+)
 
 // encryptionXattr is e2fsck's read_encryption_xattr: the fscrypt context
 // ("c" in the encryption index) as the library's ext2fs_xattrs_read and
@@ -25,7 +28,7 @@ func (c *Checker) encryptionXattr(n ondisk.Inode, failedCsum bool) ([]byte, bool
 	}
 	ctx, found := findInodeXattr(n, ondisk.XattrIndexEncrypt, "c")
 	if !found {
-		ctx, found = c.findBlockXattr(n, ondisk.XattrIndexEncrypt, "c")
+		ctx, found = ext2fs.FindBlockXattr(c.fs, n, ondisk.XattrIndexEncrypt, "c")
 	}
 	return ctx, found
 }

@@ -209,10 +209,10 @@ func (h *fcHost) InlineData(dir uint32) ([]byte, error) {
 		return nil, fcreplay.Unsupported("inline directory %d: %v", dir, err)
 	}
 	i := findSystemData(attrs)
-	if i < 0 || i >= ibody || attrs[i].inum != 0 {
+	if i < 0 || i >= ibody || attrs[i].Inum != 0 {
 		return nil, fcreplay.Unsupported("inline directory %d with system.data outside the inode", dir)
 	}
-	return bytes.Clone(attrs[i].value), nil
+	return bytes.Clone(attrs[i].Value), nil
 }
 
 func (h *fcHost) SetInlineData(dir uint32, value []byte) error {

@@ -1,9 +1,6 @@
 package check
 
 import (
-	"bytes"
-	"encoding/binary"
-
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -29,7 +26,7 @@ func (c *Checker) checkInodeExtraSpace(ino uint32, n ondisk.Inode) uint64 {
 		} else {
 			e = (e + 3) &^ 3
 		}
-		binary.LittleEndian.PutUint16(n[ondisk.GoodOldInodeSize:], uint16(e))
+		n.SetExtraIsize(uint16(e))
 		c.putInode(ino, n)
 	}
 	if e >= maxExtra-4 {
@@ -37,7 +34,7 @@ func (c *Checker) checkInodeExtraSpace(ino uint32, n ondisk.Inode) uint64 {
 	}
 	var quota uint64
 	hdr := n[ondisk.GoodOldInodeSize+e:]
-	if binary.LittleEndian.Uint32(hdr) == ondisk.XattrMagic {
+	if ondisk.HasXattrMagic(hdr) {
 		quota = c.checkEAInInode(ino, n, hdr)
 	}
 	// Old encoding of pre-1970 times: sign bit set and both epoch bits set.
@@ -51,24 +48,22 @@ func (c *Checker) checkInodeExtraSpace(ino uint32, n ondisk.Inode) uint64 {
 		re, rok := n.CrtimeExtra()
 		crtime := uint32(0)
 		if rok {
-			crtime = binary.LittleEndian.Uint32(n[0x90:])
+			crtime = n.Crtime()
 		}
 		if neg(n.Atime(), ae, aok) || neg(n.Ctime(), ce, cok) || neg(crtime, re, rok) || neg(n.Mtime(), me, mok) {
 			if !c.fix(problem.Problem{Code: problem.PR_1_EA_TIME_OUT_OF_RANGE, Ino: ino, Inode: c.inodeInfo(n)}) {
 				return quota
 			}
-			// The epoch bits of each bad time are cleared (i_ctime_extra
-			// 0x84, i_mtime_extra 0x88, i_atime_extra 0x8C,
-			// i_crtime_extra 0x94).
-			fixExtra := func(off int, base uint32, extra uint32, ok bool) {
+			// The epoch bits of each bad time are cleared.
+			fixExtra := func(set func(uint32), base uint32, extra uint32, ok bool) {
 				if neg(base, extra, ok) {
-					binary.LittleEndian.PutUint32(n[off:], extra&^3)
+					set(extra &^ 3)
 				}
 			}
-			fixExtra(0x8C, n.Atime(), ae, aok)
-			fixExtra(0x84, n.Ctime(), ce, cok)
-			fixExtra(0x94, crtime, re, rok)
-			fixExtra(0x88, n.Mtime(), me, mok)
+			fixExtra(n.SetAtimeExtra, n.Atime(), ae, aok)
+			fixExtra(n.SetCtimeExtra, n.Ctime(), ce, cok)
+			fixExtra(n.SetCrtimeExtra, crtime, re, rok)
+			fixExtra(n.SetMtimeExtra, n.Mtime(), me, mok)
 			c.putInode(ino, n)
 		}
 	}
@@ -96,7 +91,7 @@ func (c *Checker) checkEAInInode(ino uint32, n ondisk.Inode, area []byte) uint64
 	// (values count) or at the end marker; the marker's 4 bytes, wherever
 	// the walk stopped, must then fit the area without overlapping.
 	// remain never exceeds what is left of entries after off.
-	for code == 0 && remain >= ondisk.XattrEntrySize && binary.LittleEndian.Uint32(entries[off:]) != 0 {
+	for code == 0 && remain >= ondisk.XattrEntrySize && !ondisk.XattrEndAt(entries, off) {
 		nameLen := int(entries[off])
 		if !used.add(4+off, ondisk.XattrEntryLen(nameLen)) {
 			code = problem.PR_1_INODE_EA_ALLOC_COLLISION
@@ -159,15 +154,6 @@ func (c *Checker) checkEAInInode(ino uint32, n ondisk.Inode, area []byte) uint64
 		return 0
 	}
 	return quota
-}
-
-// eaHashMatches checks an entry hash against both char signednesses.
-func eaHashMatches(e ondisk.XattrEntry, value []byte) bool {
-	h := ondisk.XattrValueHash(ondisk.XattrNameHash(e.Name, false), value)
-	if h == e.Hash {
-		return true
-	}
-	return ondisk.XattrValueHash(ondisk.XattrNameHash(e.Name, true), value) == e.Hash
 }
 
 // checkEAInodeRef validates a reference to an EA-value inode (e2fsck
@@ -259,7 +245,7 @@ func (c *Checker) checkIsReallyDir(s *inodeScratch, ino uint32, n ondisk.Inode) 
 			return
 		}
 		ib := n.IBlock()
-		dotdot := binary.LittleEndian.Uint32(ib)
+		dotdot := ondisk.InlineDirParent(ib)
 		if dotdot >= f.InodesCount || (dotdot < f.FirstIno && dotdot != ondisk.RootIno) {
 			return
 		}
@@ -380,48 +366,6 @@ func encryptionPolicy(ctx []byte) (string, bool) {
 	return unrecognizedPolicy, true
 }
 
-// findInodeXattr returns the value of an in-inode attribute.
-func findInodeXattr(n ondisk.Inode, index uint8, name string) ([]byte, bool) {
-	area := n.InlineEA()
-	if len(area) < 4 || binary.LittleEndian.Uint32(area) != ondisk.XattrMagic {
-		return nil, false
-	}
-	entries := area[4:]
-	return findXattr(entries, entries, index, name)
-}
-
-// findXattr scans entries (bounded) for index/name; values are offsets in
-// valueBase.
-func findXattr(entries, valueBase []byte, index uint8, name string) ([]byte, bool) {
-	for off := 0; off < len(entries); {
-		e, end, ok := ondisk.DecodeXattrEntry(entries, off)
-		if !ok || end {
-			return nil, false
-		}
-		if e.NameIndex == index && string(e.Name) == name {
-			if e.ValueInum != 0 || e.ValueOffs+int(e.ValueSize) > len(valueBase) {
-				return nil, true
-			}
-			return valueBase[e.ValueOffs : e.ValueOffs+int(e.ValueSize)], true
-		}
-		off += e.EntryBytes
-	}
-	return nil, false
-}
-
-// findBlockXattr looks up an attribute in the inode's EA block.
-func (c *Checker) findBlockXattr(n ondisk.Inode, index uint8, name string) ([]byte, bool) {
-	blk := n.FileACL(c.sb.Is64bit())
-	if blk == 0 || blk < c.fs.FirstDataBlock || blk >= c.fs.BlocksCount {
-		return nil, false
-	}
-	buf := make([]byte, c.fs.BlockSize)
-	if c.fs.ReadBlock(blk, buf) != nil || ondisk.XattrBlock(buf).Magic() != ondisk.XattrMagic {
-		return nil, false
-	}
-	return findXattr(buf[ondisk.XattrHeaderSize:], buf, index, name)
-}
-
 // symlinkOK is e2fsck's symlink rule (spec 3.2).
 func (c *Checker) symlinkOK(s *inodeScratch, ino uint32, n ondisk.Inode) bool {
 	f := c.fs
@@ -450,7 +394,7 @@ func (c *Checker) symlinkOK(s *inodeScratch, ino uint32, n ondisk.Inode) bool {
 		ib := n.IBlock()
 		var l int
 		if encrypted {
-			l = int(binary.LittleEndian.Uint16(ib)) + 2
+			l = ondisk.EncryptedSymlinkLen(ib)
 		} else {
 			l = cstrLen(ib)
 		}
@@ -486,7 +430,7 @@ func (c *Checker) symlinkOK(s *inodeScratch, ino uint32, n ondisk.Inode) bool {
 	}
 	var l int
 	if encrypted {
-		l = int(binary.LittleEndian.Uint16(s.blk2)) + 2
+		l = ondisk.EncryptedSymlinkLen(s.blk2)
 	} else {
 		l = cstrLen(s.blk2)
 	}
@@ -502,191 +446,34 @@ func cstrLen(b []byte) int {
 	return len(b)
 }
 
-// libIbodyEA is the in-inode attribute area (magic first) as the
-// library's xattr reader finds it: none when i_extra_isize is below 2 or
-// leaves no room for more than the magic, and corrupt (the reader fails)
-// when i_extra_isize is not a multiple of 4.
-func libIbodyEA(n ondisk.Inode) (area []byte, corrupt bool) {
-	if len(n) <= ondisk.GoodOldInodeSize {
-		return nil, false
-	}
-	extra := int(n.ExtraIsize())
-	if extra < 2 || len(n) <= ondisk.GoodOldInodeSize+extra+4 {
-		return nil, false
-	}
-	if extra&3 != 0 {
-		return nil, true
-	}
-	return n[ondisk.GoodOldInodeSize+extra:], false
-}
+// The library's attribute readers (ext2fs/xattr.go) as the passes call
+// them.
+var (
+	libIbodyEA     = ext2fs.IbodyEA
+	eaHashMatches  = ext2fs.EAHashMatches
+	libXattrNameIs = ext2fs.XattrNameIs
+	findInodeXattr = ext2fs.FindInodeXattr
+)
 
-// xattrRead is how the library's ext2fs_xattrs_read_inode ends.
-type xattrRead uint8
+// xattrRead is how ext2fs_xattrs_read_inode ends (ext2fs.XattrRead).
+type xattrRead = ext2fs.XattrRead
 
 const (
-	// xattrReadOK: every attribute was read.
-	xattrReadOK xattrRead = iota
-	// xattrReadBroken: an error pass 1 counts as a broken attribute area
-	// (bad names, value sizes or offsets, EA block number, header or
-	// checksum, a missing EA inode flag...).
-	xattrReadBroken
-	// xattrReadFailed: any other error: an i_extra_isize that is not a
-	// multiple of 4 (EXT2_ET_INODE_CORRUPTED), a read error, or an
-	// entry hash that does not match, for which the reader looks up the
-	// value's inode as an old Lustre EA-inode reference and fails on
-	// inode 0 (EXT2_ET_BAD_INODE_NUM). Pass 1 stops the run when this
-	// happens while it looks for system.data.
-	xattrReadFailed
+	xattrReadOK     = ext2fs.XattrReadOK
+	xattrReadFailed = ext2fs.XattrReadFailed
 )
 
 // xattrsReadable reports whether the library could read all of an inode's
 // extended attributes: the in-inode entries must fit their area and the
 // EA block, if any, must have a valid header (and checksum).
 func (c *Checker) xattrsReadable(n ondisk.Inode) bool {
-	return c.readXattrs(n, false) == xattrReadOK
+	return ext2fs.XattrsReadInode(c.fs, n, false) == xattrReadOK
 }
 
-// readXattrs follows ext2fs_xattrs_read_inode: the in-inode area, then the
-// EA block (whose checksum is not verified when ignoreCsum is set, as
-// pass 1 reads it for an inode that failed its own checksum).
+// readXattrs is ext2fs.XattrsReadInode (pass 1 ignores the EA block's
+// checksum for an inode that failed its own).
 func (c *Checker) readXattrs(n ondisk.Inode, ignoreCsum bool) xattrRead {
-	f := c.fs
-	eaInodeFS := c.sb.HasIncompat(ondisk.IncompatEAInode)
-	area, corrupt := libIbodyEA(n)
-	if corrupt {
-		return xattrReadFailed
-	}
-	if len(area) >= 4 && binary.LittleEndian.Uint32(area) == ondisk.XattrMagic {
-		if r := c.readXattrBuffer(area[4:], 0, eaInodeFS); r != xattrReadOK {
-			return r
-		}
-	}
-	blk := n.FileACL(c.sb.Is64bit())
-	if blk == 0 {
-		return xattrReadOK
-	}
-	if !c.sb.HasCompat(ondisk.CompatExtAttr) || blk < f.FirstDataBlock || blk >= f.BlocksCount {
-		return xattrReadBroken
-	}
-	buf := make([]byte, f.BlockSize)
-	if f.ReadBlock(blk, buf) != nil {
-		return xattrReadFailed
-	}
-	x := ondisk.XattrBlock(buf)
-	if (x.Magic() != ondisk.XattrMagic && x.Magic() != ondisk.XattrMagicV1) || x.Blocks() != 1 {
-		return xattrReadBroken
-	}
-	if !ignoreCsum && f.MetadataCsum && x.ComputeChecksum(f.CsumSeed, blk) != x.Checksum() {
-		return xattrReadBroken
-	}
-	if x.Magic() != ondisk.XattrMagic {
-		return xattrReadBroken
-	}
-	return c.readXattrBuffer(buf, ondisk.XattrHeaderSize, eaInodeFS)
-}
-
-// readXattrBuffer is the library's read_xattrs_from_buffer: values is the
-// buffer value offsets count from, and the entry table starts at byte
-// entOff of it and runs to its end. Names must fit what remains of the
-// table; then entry by entry, values must fit what remains after the
-// names, lie inside the buffer and not overlap the entry table, an EA
-// inode reference needs the ea_inode feature, a zero offset, a value of
-// at most 64 KiB and an inode number that exists, and a nonzero hash must
-// match the value's.
-func (c *Checker) readXattrBuffer(values []byte, entOff int, eaInodeFS bool) xattrRead {
-	if entOff > len(values) {
-		return xattrReadBroken
-	}
-	entries := values[entOff:]
-	const es = ondisk.XattrEntrySize
-	last := func(off int) bool { return binary.LittleEndian.Uint32(entries[off:]) == 0 }
-	// The end of the table.
-	remain := len(entries)
-	off := 0
-	for remain >= es && !last(off) {
-		remain -= es
-		name := (int(entries[off]) + 3) &^ 3
-		if name > remain {
-			return xattrReadBroken
-		}
-		remain -= name
-		off += es + name
-	}
-	end := off
-	remain = len(entries)
-	for off := 0; remain >= es && !last(off); {
-		remain -= es
-		name := (int(entries[off]) + 3) &^ 3
-		remain -= name
-		offs := int(binary.LittleEndian.Uint16(entries[off+2:]))
-		inum := binary.LittleEndian.Uint32(entries[off+4:])
-		size := uint64(binary.LittleEndian.Uint32(entries[off+8:]))
-		hash := binary.LittleEndian.Uint32(entries[off+12:])
-		if inum != 0 && !eaInodeFS {
-			return xattrReadBroken
-		}
-		if inum == 0 {
-			if remain < 0 || size > uint64(remain) || uint64(offs)+size > uint64(len(values)) ||
-				(size > 0 && offs < entOff+end+4) {
-				return xattrReadBroken
-			}
-			remain -= int(size)
-			if hash != 0 {
-				e, _, ok := ondisk.DecodeXattrEntry(entries, off)
-				if !ok {
-					return xattrReadBroken
-				}
-				v := values[offs:min(len(values), offs+(int(size)+3)&^3)]
-				if !eaHashMatches(e, v) {
-					return xattrReadFailed
-				}
-			}
-		} else {
-			if offs != 0 || size > 64*1024 {
-				return xattrReadBroken
-			}
-			if inum > c.fs.InodesCount {
-				return xattrReadFailed
-			}
-		}
-		off += es + name
-	}
-	return xattrReadOK
-}
-
-// libXattrNameIs compares an entry's full name (its index's prefix, then
-// the name bytes up to the first NUL, as the library builds a C string)
-// with want, as ext2fs_xattr_get looks a key up.
-func libXattrNameIs(index byte, name []byte, want string) bool {
-	var prefix string
-	switch index {
-	case 1:
-		prefix = "user."
-	case 2:
-		prefix = "system.posix_acl_access"
-	case 3:
-		prefix = "system.posix_acl_default"
-	case 4:
-		prefix = "trusted."
-	case 5:
-		prefix = "lustre."
-	case 6:
-		prefix = "security."
-	case 7:
-		prefix = "system."
-	case 8:
-		prefix = "system.richacl"
-	case 10:
-		prefix = "gnu."
-	}
-	if len(want) < len(prefix) || want[:len(prefix)] != prefix {
-		return false
-	}
-	rest := want[len(prefix):]
-	if i := bytes.IndexByte(name, 0); i >= 0 {
-		name = name[:i]
-	}
-	return string(name) == rest
+	return ext2fs.XattrsReadInode(c.fs, n, ignoreCsum)
 }
 
 // treatAsDirectory offers to make an inode that looks like a directory

@@ -1,9 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
-	"errors"
-
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -65,7 +62,7 @@ func (w *dirWorker) clearEntry() bool {
 	if !w.editable() {
 		return false
 	}
-	binary.LittleEndian.PutUint32(w.cur.area[w.cur.off:], 0)
+	ondisk.SetDirentIno(w.cur.area, w.cur.off, 0)
 	return true
 }
 
@@ -74,7 +71,7 @@ func (w *dirWorker) setEntryIno(ino uint32) bool {
 	if !w.editable() {
 		return false
 	}
-	binary.LittleEndian.PutUint32(w.cur.area[w.cur.off:], ino)
+	ondisk.SetDirentIno(w.cur.area, w.cur.off, ino)
 	return true
 }
 
@@ -114,10 +111,10 @@ func (w *dirWorker) fixDot(ino uint32) bool {
 		return false
 	}
 	a, off := w.cur.area, w.cur.off
-	if binary.LittleEndian.Uint16(a[off+4:]) < 12 {
-		binary.LittleEndian.PutUint16(a[off+4:], 12)
+	if ondisk.RawRecLen(a, off) < 12 {
+		ondisk.SetRawRecLen(a, off, 12)
 	}
-	binary.LittleEndian.PutUint32(a[off:], ino)
+	ondisk.SetDirentIno(a, off, ino)
 	a[off+6] = 1
 	a[off+7] = w.dotFileType()
 	if off+10 <= len(a) {
@@ -134,14 +131,14 @@ func (w *dirWorker) splitDot(recLen int, ft uint8) bool {
 	}
 	a, off := w.cur.area, w.cur.off
 	bs := w.c.fs.BlockSize
-	binary.LittleEndian.PutUint16(a[off+4:], 12)
+	ondisk.SetRawRecLen(a, off, 12)
 	next := off + 12
 	if next+ondisk.DirentHeaderSize > len(a) {
 		return true
 	}
 	if !(next+11 <= len(a) && a[next+8] == '.' && a[next+9] == '.' && a[next+10] == 0) {
 		ext2fs.SetRecLen(a, next, recLen-12, bs)
-		binary.LittleEndian.PutUint32(a[next:], 0)
+		ondisk.SetDirentIno(a, next, 0)
 		a[next+6] = 0
 		a[next+7] = ft
 	}
@@ -155,10 +152,10 @@ func (w *dirWorker) fixDotDotEntry() bool {
 		return false
 	}
 	a, off := w.cur.area, w.cur.off
-	if binary.LittleEndian.Uint16(a[off+4:]) < 12 {
-		binary.LittleEndian.PutUint16(a[off+4:], 12)
+	if ondisk.RawRecLen(a, off) < 12 {
+		ondisk.SetRawRecLen(a, off, 12)
 	}
-	binary.LittleEndian.PutUint32(a[off:], ondisk.RootIno)
+	ondisk.SetDirentIno(a, off, ondisk.RootIno)
 	a[off+6] = 2
 	a[off+7] = w.dotFileType()
 	if off+11 <= len(a) {
@@ -182,7 +179,7 @@ func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevS
 		recLen = blockLen - off
 	} else {
 		nameLen = int(area[off+6])
-		recLen = ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[off+4:]), bs)
+		recLen = ondisk.DecodeRecLen(ondisk.RawRecLen(area, off), bs)
 	}
 	left := blockLen - off - recLen
 	// An 8-byte entry: move the rest of the block up over it.
@@ -193,21 +190,21 @@ func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevS
 	}
 	// An entry running past the end whose name fits: shorten it.
 	if left < 0 && recLen+left > ondisk.DirentHeaderSize && ondisk.DirRecLen(nameLen, hashRoom) <= recLen+left &&
-		binary.LittleEndian.Uint32(area[off:]) <= w.c.fs.InodesCount && off+8+nameLen <= len(area) &&
+		ondisk.DirentIno(area, off) <= w.c.fs.InodesCount && off+8+nameLen <= len(area) &&
 		!containsZero(area[off+8:off+8+nameLen]) {
 		ext2fs.SetRecLen(area, off, recLen+left, bs)
 		return off
 	}
 	// A plausible length: the previous entry absorbs this one.
 	if prev >= 0 && recLen != 0 && recLen%4 == 0 && off+recLen <= blockLen {
-		p := ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[prev+4:]), bs)
+		p := ondisk.DecodeRecLen(ondisk.RawRecLen(area, prev), bs)
 		ext2fs.SetRecLen(area, prev, p+recLen, bs)
 		return off + recLen
 	}
 	// Otherwise the rest of the block goes: to the previous entry, or
 	// as one empty entry.
 	if prev >= 0 {
-		p := ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[prev+4:]), bs)
+		p := ondisk.DecodeRecLen(ondisk.RawRecLen(area, prev), bs)
 		ext2fs.SetRecLen(area, prev, p+blockLen-off, bs)
 		return bs
 	}
@@ -217,7 +214,7 @@ func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevS
 	ext2fs.SetRecLen(area, off, blockLen-off, bs)
 	area[off+6] = 0
 	area[off+7] = 0
-	binary.LittleEndian.PutUint32(area[off:], 0)
+	ondisk.SetDirentIno(area, off, 0)
 	return off
 }
 
@@ -237,7 +234,7 @@ func insertDirentTail(buf []byte, bs int) bool {
 	top := bs - ondisk.DirTailSize
 	d := 0
 	for {
-		rl := int(binary.LittleEndian.Uint16(buf[d+4:]))
+		rl := int(ondisk.RawRecLen(buf, d))
 		if rl == 0 || rl&3 != 0 || d+rl > top {
 			break
 		}
@@ -251,11 +248,9 @@ func insertDirentTail(buf []byte, bs int) bool {
 		if minSize > top-d {
 			return false
 		}
-		binary.LittleEndian.PutUint16(buf[d+4:], uint16(top-d))
+		ondisk.SetRawRecLen(buf, d, uint16(top-d))
 	}
-	t := buf[top:bs]
-	if binary.LittleEndian.Uint32(t) != 0 || binary.LittleEndian.Uint16(t[4:]) != ondisk.DirTailSize ||
-		binary.LittleEndian.Uint16(t[6:]) != uint16(ondisk.DirTailFileType)<<8 {
+	if _, ok := ondisk.DirTail(buf[:bs]); !ok {
 		initDirTail(buf, bs)
 	}
 	return true
@@ -275,7 +270,7 @@ func (w *dirWorker) writeDirBlockFixed(db *dirBlock, buf []byte, isLeaf bool, in
 	if inlineSize > 0 {
 		// ext2fs_inline_data_set (inline_dir_size.go); the old in-place
 		// edit stays for the layouts it does not model.
-		if err := c.inlineDataSet(db.ino, buf, inlineSize); err != nil {
+		if err := ext2fs.InlineDataSet(c.inlineFS(), db.ino, buf, inlineSize); err != nil {
 			n := c.readFullInode(db.ino)
 			copy(n.IBlock(), buf[:ondisk.IBlockSize])
 			if inlineSize > ondisk.IBlockSize {
@@ -306,7 +301,7 @@ func (c *Checker) clearIndexFlag(ino uint32) {
 // recomputes the entry's hash, as the library's xattr write does.
 func setInlineDataValue(n ondisk.Inode, v []byte) {
 	area := n.InlineEA()
-	if len(area) < 4 || binary.LittleEndian.Uint32(area) != ondisk.XattrMagic {
+	if !ondisk.HasXattrMagic(area) {
 		return
 	}
 	entries := area[4:]
@@ -322,7 +317,7 @@ func setInlineDataValue(n ondisk.Inode, v []byte) {
 			val := entries[e.ValueOffs : e.ValueOffs+int(e.ValueSize)]
 			copy(val, v)
 			h := ondisk.XattrValueHash(ondisk.XattrNameHash(e.Name, false), val)
-			binary.LittleEndian.PutUint32(entries[off+12:], h)
+			ondisk.SetXattrEntryHash(entries, off, h)
 			return
 		}
 		off += e.EntryBytes
@@ -372,7 +367,7 @@ func (w *dirWorker) allocateDirBlock(db *dirBlock, data []byte) (uint64, bool) {
 		// the block, which fails when an indirect block on the way is
 		// missing (the block stays allocated, the hole unmapped).
 		c.writeInode(db.ino, n)
-		if err := c.bmapSet(db.ino, n, db.lblk, blk); err != nil {
+		if err := ext2fs.BmapSetBlockMapped(&ext2fs.Filsys{FS: f, IO: repairIO{c}}, db.ino, n, db.lblk, blk); err != nil {
 			c.fix(problem.Problem{Code: problem.PR_2_ALLOC_DIRBOCK, Ino: db.ino, Str: "ext2fs_block_iterate", Err: err.Error()})
 			return 0, false
 		}
@@ -381,53 +376,6 @@ func (w *dirWorker) allocateDirBlock(db *dirBlock, data []byte) (uint64, bool) {
 	c.mapDirBlock(n, db.lblk, blk)
 	c.writeInode(db.ino, n)
 	return blk, true
-}
-
-// bmapSet is ext2fs_bmap2(BMAP_SET) on a block-mapped inode: logical
-// block lblk of ino (n, in memory) becomes blk, in i_block (the inode is
-// then written) or in the indirect block that maps it, which must exist.
-func (c *Checker) bmapSet(ino uint32, n ondisk.Inode, lblk uint32, blk uint64) error {
-	f := c.fs
-	if lblk < 12 {
-		binary.LittleEndian.PutUint32(n[40+4*lblk:], uint32(blk))
-		c.writeInode(ino, n)
-		return nil
-	}
-	per := uint64(f.BlockSize / 4)
-	rest := uint64(lblk) - 12
-	// level 1: IND, 2: DIND, 3: TIND; span is what one slot of the top
-	// block maps.
-	level, span := 1, uint64(1)
-	for level <= 3 && rest >= span*per {
-		rest -= span * per
-		level++
-		span *= per
-	}
-	if level > 3 {
-		return ext2fs.ErrSetBmapNoInd
-	}
-	ind := uint64(n.Block(11 + level))
-	buf := make([]byte, f.BlockSize)
-	for {
-		if ind == 0 {
-			return ext2fs.ErrSetBmapNoInd
-		}
-		if ind >= f.BlocksCount {
-			return errors.New(string(ext2fs.ErrShortRead))
-		}
-		if err := f.ReadBlock(ind, buf); err != nil {
-			return err
-		}
-		slot := rest / span
-		if span == 1 {
-			binary.LittleEndian.PutUint32(buf[4*slot:], uint32(blk))
-			c.writeBlock(ind, buf)
-			return nil
-		}
-		ind = uint64(leU32(buf[4*slot:]))
-		rest %= span
-		span /= per
-	}
 }
 
 // canMapDirBlock reports whether mapDirBlock can map a block of an
@@ -455,29 +403,28 @@ func (c *Checker) mapDirBlock(n ondisk.Inode, lblk uint32, blk uint64) {
 	if pos > 0 {
 		e := h.Leaf(pos - 1)
 		if !e.Uninit && e.Lblk+e.Len == lblk && e.Pblk+uint64(e.Len) == blk && e.Len < 32768 {
-			binary.LittleEndian.PutUint16(ib[12+(pos-1)*12+4:], uint16(e.Len+1))
+			h.Entry(pos - 1).SetRawLen(uint16(e.Len + 1))
 			return
 		}
 	}
 	if pos < ents {
 		e := h.Leaf(pos)
 		if !e.Uninit && lblk+1 == e.Lblk && blk+1 == e.Pblk && e.Len < 32768 {
-			o := 12 + pos*12
-			binary.LittleEndian.PutUint32(ib[o:], lblk)
-			binary.LittleEndian.PutUint16(ib[o+4:], uint16(e.Len+1))
-			binary.LittleEndian.PutUint16(ib[o+6:], uint16(blk>>32))
-			binary.LittleEndian.PutUint32(ib[o+8:], uint32(blk))
+			setLeafEntry(h.Entry(pos), lblk, e.Len+1, blk)
 			return
 		}
 	}
 	if ents >= int(h.Max()) || 12+(ents+1)*12 > len(ib) {
 		return
 	}
-	copy(ib[12+(pos+1)*12:12+(ents+1)*12], ib[12+pos*12:12+ents*12])
-	o := 12 + pos*12
-	binary.LittleEndian.PutUint32(ib[o:], lblk)
-	binary.LittleEndian.PutUint16(ib[o+4:], 1)
-	binary.LittleEndian.PutUint16(ib[o+6:], uint16(blk>>32))
-	binary.LittleEndian.PutUint32(ib[o+8:], uint32(blk))
-	binary.LittleEndian.PutUint16(ib[2:], uint16(ents+1))
+	copy(h.Entry(pos+1), h.Entry(pos)[:(ents-pos)*ondisk.ExtentEntrySize])
+	setLeafEntry(h.Entry(pos), lblk, 1, blk)
+	h.SetEntries(uint16(ents + 1))
+}
+
+// setLeafEntry stores an initialised leaf entry.
+func setLeafEntry(e ondisk.ExtentEntry, lblk, length uint32, blk uint64) {
+	e.SetLblk(lblk)
+	e.SetRawLen(uint16(length))
+	e.SetStart(blk)
 }

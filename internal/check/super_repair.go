@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/binary"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -79,7 +80,6 @@ func init() {
 
 // Superblock fields the superblock fixes set (byte offsets).
 const (
-	sbInodesCount       = 0x00
 	sbMtime             = 0x2C
 	sbWtime             = 0x30
 	sbMinExtraIsize     = 0x15C
@@ -108,7 +108,7 @@ func (c *Checker) setInodesCount(v uint32) {
 	if !c.repairing() {
 		return
 	}
-	binary.LittleEndian.PutUint32(c.sb[sbInodesCount:], v)
+	c.sb.SetInodesCount(v)
 	c.fs.InodesCount = v
 }
 
@@ -143,7 +143,6 @@ func init() {
 
 // s_flags bits of the directory hash signedness hint.
 const (
-	sbFlags          = 0x160
 	flagSignedHash   = 0x1
 	flagUnsignedHash = 0x2
 )
@@ -157,7 +156,7 @@ func (c *Checker) fixDirhashHint() {
 		return
 	}
 	if c.fix(problem.Problem{Code: problem.PR_0_DIRHASH_HINT}) {
-		binary.LittleEndian.PutUint32(sb[sbFlags:], sb.Flags()|flagSignedHash)
+		sb.SetFlags(sb.Flags() | flagSignedHash)
 	}
 }
 
@@ -188,18 +187,13 @@ func (c *Checker) BackupSuperDiffers() bool {
 			continue
 		}
 		b := ondisk.Superblock(buf)
-		isz := uint32(ondisk.GoodOldInodeSize)
-		if b.RevLevel() > 0 {
-			isz = uint32(binary.LittleEndian.Uint16(buf[0x58:]))
-		}
-		if b.Magic() != ondisk.Magic || b.RevLevel() > 1 || b.LogBlockSize()+10 > maxBlockLogSize || isz < ondisk.GoodOldInodeSize {
+		if b.Magic() != ondisk.Magic || b.RevLevel() > 1 || b.LogBlockSize()+10 > maxBlockLogSize || b.InodeSize() < ondisk.GoodOldInodeSize {
 			continue
 		}
 		return b.FeatureCompat() != sb.FeatureCompat() ||
 			b.FeatureIncompat()&^incompatIgnore != sb.FeatureIncompat()&^incompatIgnore ||
 			b.FeatureRoCompat()&^roIgnore != sb.FeatureRoCompat()&^roIgnore ||
-			binary.LittleEndian.Uint32(buf[0x04:]) != binary.LittleEndian.Uint32(sb[0x04:]) ||
-			binary.LittleEndian.Uint32(buf[0x150:]) != binary.LittleEndian.Uint32(sb[0x150:]) ||
+			rawBlocksDiffer(b, sb) ||
 			b.InodesCount() != sb.InodesCount() || b.UUID() != sb.UUID()
 	}
 	return false
@@ -244,14 +238,8 @@ func (c *Checker) FinishSkip() error {
 	return c.WriteError()
 }
 
-// Superblock fields of the writable-only fixes (byte offsets).
-const (
-	sbUUID        = 0x68
-	sbRevLevel    = 0x4C
-	sbFirstIno    = 0x54
-	sbInodeSize   = 0x58
-	creatorOSHurd = 1
-)
+// creatorOSHurd is s_creator_os for the Hurd.
+const creatorOSHurd = 1
 
 // writableSuperFixes are the checks check_super_block makes only when it
 // can write, before the orphans: a null UUID is generated (quietly, as
@@ -269,9 +257,9 @@ func (c *Checker) writableSuperFixes() {
 		}
 		u[6] = u[6]&0x0F | 0x40 // version 4
 		u[8] = u[8]&0x3F | 0x80 // RFC 4122 variant
-		for _, b := range [][]byte{sb, c.repair.origSB} {
-			if len(b) >= sbUUID+16 {
-				copy(b[sbUUID:sbUUID+16], u[:])
+		for _, b := range []ondisk.Superblock{sb, c.repair.origSB} {
+			if len(b) >= ondisk.SuperblockSize {
+				b.SetUUID(u)
 			}
 		}
 		c.writeAllSupers()
@@ -280,10 +268,9 @@ func (c *Checker) writableSuperFixes() {
 		c.fix(problem.Problem{Code: problem.PR_0_CLEAR_TESTFS_FLAG}) {
 		// Like the UUID, a quiet change: e2fsck's exit code does not
 		// count it, so the opened copy is changed too.
-		for _, b := range [][]byte{sb, c.repair.origSB} {
-			if len(b) >= sbFlags+4 {
-				f := binary.LittleEndian.Uint32(b[sbFlags:])
-				binary.LittleEndian.PutUint32(b[sbFlags:], f&^ondisk.FlagTestFS)
+		for _, b := range []ondisk.Superblock{sb, c.repair.origSB} {
+			if len(b) >= ondisk.SuperblockSize {
+				b.SetFlags(b.Flags() &^ ondisk.FlagTestFS)
 			}
 		}
 		c.writeAllSupers()
@@ -299,15 +286,18 @@ func (c *Checker) writableSuperFixes() {
 	}
 }
 
-// updateDynamicRev makes a revision 0 superblock revision 1 with the
-// fields revision 0 implies (ext2fs_update_dynamic_rev) and writes every
-// copy.
+// updateDynamicRev is ext2fs_update_dynamic_rev, every copy written.
 func (c *Checker) updateDynamicRev() {
-	sb := c.sb
-	binary.LittleEndian.PutUint32(sb[sbRevLevel:], 1)
-	binary.LittleEndian.PutUint32(sb[sbFirstIno:], ondisk.GoodOldFirstIno)
-	binary.LittleEndian.PutUint16(sb[sbInodeSize:], ondisk.GoodOldInodeSize)
+	ext2fs.UpdateDynamicRev(c.sb)
 	c.writeAllSupers()
+}
+
+// rawBlocksDiffer reports whether two superblocks' stored block counts
+// (both halves) differ.
+func rawBlocksDiffer(a, b ondisk.Superblock) bool {
+	alo, ahi := a.RawBlocksCount()
+	blo, bhi := b.RawBlocksCount()
+	return alo != blo || ahi != bhi
 }
 
 func init() {

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 	"sort"
 	"sync"
 
@@ -70,7 +69,7 @@ func (c *Checker) checkExtAttr(s *inodeScratch, ino uint32, n ondisk.Inode) uint
 // (ext2fs_write_ext_attr3).
 func (c *Checker) writeEABlock(blk uint64, buf []byte) {
 	if c.fs.MetadataCsum {
-		binary.LittleEndian.PutUint32(buf[16:], ondisk.XattrBlock(buf).ComputeChecksum(c.fs.CsumSeed, blk))
+		ondisk.XattrBlock(buf).SetChecksum(c.fs.CsumSeed, blk)
 	}
 	c.writeBlock(blk, buf)
 }
@@ -173,7 +172,7 @@ func (c *Checker) validateEA(s *inodeScratch, ino uint32, n ondisk.Inode, blk ui
 	used := regions{max: f.BlockSize}
 	used.add(0, ondisk.XattrHeaderSize)
 	off := ondisk.XattrHeaderSize
-	for off+4 <= len(buf) && binary.LittleEndian.Uint32(buf[off:]) != 0 {
+	for off+4 <= len(buf) && !ondisk.XattrEndAt(buf, off) {
 		nameLen := int(buf[off])
 		if off+ondisk.XattrEntrySize > len(buf) || !used.add(off, ondisk.XattrEntryLen(nameLen)) {
 			if ask(problem.PR_1_EA_ALLOC_COLLISION) {
@@ -256,8 +255,8 @@ func (c *Checker) checkEARefcounts() {
 	// before its count is reported; a block that cannot be read stops the
 	// run (PR_1_EXTATTR_READ_ABORT is fatal).
 	readable := func(b uint64) bool {
-		if err := c.eaBlockReadable(b, buf); err != "" {
-			c.fix(problem.Problem{Code: problem.PR_1_EXTATTR_READ_ABORT, Blk: b, Err: err})
+		if err := ext2fs.ReadExtAttr(c.fs, b, buf); err != nil {
+			c.fix(problem.Problem{Code: problem.PR_1_EXTATTR_READ_ABORT, Blk: b, Err: err.Error()})
 			return false
 		}
 		return true
@@ -286,25 +285,16 @@ func (c *Checker) checkEARefcounts() {
 // buf, and on "yes" stores the count in h_refcount.
 func (c *Checker) fixEARefcount(b uint64, buf []byte, p problem.Problem) {
 	if c.fix(p) {
-		binary.LittleEndian.PutUint32(buf[4:], uint32(p.Num))
+		ondisk.XattrBlock(buf).SetRefcount(uint32(p.Num))
 		c.writeEABlock(b, buf)
 	}
 }
 
-// eaBlockReadable is the library's EA block read: the header must be valid
-// and, with metadata_csum, the checksum must match. It returns the
-// library's error text, "" when the block reads.
+// eaBlockReadable is ext2fs.ReadExtAttr's error text, "" when the block
+// reads (dir_repair.go's adjustEARefcount).
 func (c *Checker) eaBlockReadable(b uint64, buf []byte) string {
-	f := c.fs
-	if err := f.ReadBlock(b, buf); err != nil {
-		return string(ext2fs.ErrShortRead)
-	}
-	x := ondisk.XattrBlock(buf)
-	if (x.Magic() != ondisk.XattrMagic && x.Magic() != ondisk.XattrMagicV1) || x.Blocks() != 1 {
-		return string(ext2fs.ErrBadEAHeader)
-	}
-	if f.MetadataCsum && x.ComputeChecksum(f.CsumSeed, b) != x.Checksum() {
-		return string(ext2fs.ErrExtAttrCsumInvalid)
+	if err := ext2fs.ReadExtAttr(c.fs, b, buf); err != nil {
+		return err.Error()
 	}
 	return ""
 }
@@ -429,7 +419,7 @@ func (c *Checker) mapBlock(s *inodeScratch, n ondisk.Inode, lblk uint32) (uint64
 		if f.ReadBlock(ind, s.blk) != nil {
 			return 0, false
 		}
-		return uint64(binary.LittleEndian.Uint32(s.blk[4*l:])), true
+		return uint64(ondisk.MapBlock(s.blk).Ptr(int(l))), true
 	}
 	return 0, false
 }
