@@ -13,6 +13,7 @@ import (
 
 	"gofsck/internal/blockdev"
 	"gofsck/internal/check"
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -175,8 +176,8 @@ func (m *mmpRun) open(writable bool) error {
 // read reads the block as ext2fs_mmp_read does and returns its structure
 // (valid until the next read) and the library's verdict.
 func (m *mmpRun) read() (ondisk.MMP, error) {
-	if !check.MMPBlockInRange(m.f) {
-		return nil, check.MMPBadBlock
+	if !ext2fs.MMPBlockInRange(m.f) {
+		return nil, ext2fs.MMPBadBlock
 	}
 	m.off = int64(m.f.SB.MMPBlock()) << m.f.BlockBits
 	if n, err := m.rfd.ReadAt(m.raw, m.off); n != len(m.raw) {
@@ -189,7 +190,7 @@ func (m *mmpRun) read() (ondisk.MMP, error) {
 	if m.orig == nil {
 		m.orig = bytes.Clone(mm)
 	}
-	if e := check.VerifyMMP(m.f, mm); e != 0 {
+	if e := ext2fs.VerifyMMP(m.f, mm); e != 0 {
 		return mm, e
 	}
 	return mm, nil
@@ -237,7 +238,7 @@ func (m *mmpRun) check(ov *blockdev.Overlay, rc *repairRun, rep *problem.Reporte
 	mm, err := m.read()
 	switch err {
 	case nil:
-	case check.MMPBadBlock:
+	case ext2fs.MMPBadBlock:
 		if !rep.Fix(problem.Problem{Code: problem.PR_0_MMP_INVALID_BLK}) || m.wfd == nil {
 			return fatalMMP(rep, name, stdout)
 		}
@@ -254,9 +255,9 @@ func (m *mmpRun) check(ov *blockdev.Overlay, rc *repairRun, rep *problem.Reporte
 		}
 		m.f.SB.SetMMPBlock(0)
 		return 0, true
-	case check.MMPMagicInvalid, check.MMPCsumInvalid:
+	case ext2fs.MMPMagicInvalid, ext2fs.MMPCsumInvalid:
 		code := problem.PR_0_MMP_INVALID_MAGIC
-		if err == check.MMPCsumInvalid {
+		if err == ext2fs.MMPCsumInvalid {
 			code = problem.PR_0_MMP_CSUM_INVALID
 		}
 		if !rep.Fix(problem.Problem{Code: code}) || m.wfd == nil {
@@ -264,7 +265,7 @@ func (m *mmpRun) check(ov *blockdev.Overlay, rc *repairRun, rep *problem.Reporte
 		}
 		// ext2fs_mmp_clear: a fresh block, clean sequence.
 		b := ondisk.MMP(make([]byte, ondisk.MMPSize))
-		check.ResetMMP(m.f.SB, b, m.host, []byte(o.device))
+		ext2fs.ResetMMP(m.f.SB, b, m.host, []byte(o.device))
 		if werr := m.write(b); werr != nil {
 			fatal(o, stderr, "%v while writing the MMP block", werr)
 			return problem.ExitError, false
@@ -274,8 +275,8 @@ func (m *mmpRun) check(ov *blockdev.Overlay, rc *repairRun, rep *problem.Reporte
 		fatal(o, stderr, "%s while reading MMP block", err)
 		return fatalMMP(rep, name, stdout)
 	}
-	iv := check.MMPInterval(m.f.SB, mm, true)
-	if e := check.MMPSeqState(mm); e != 0 {
+	iv := ext2fs.MMPInterval(m.f.SB, mm, true)
+	if e := ext2fs.MMPSeqState(mm); e != 0 {
 		fatal(o, stderr, "%s while checking MMP block", e)
 		fmt.Fprintf(stdout, "MMP check failed: If you are sure the filesystem is not in use on any node, run:\n'tune2fs -f -E clear_mmp %s'\n", name)
 		dumpMMP(stdout, mm)
@@ -326,23 +327,23 @@ func (m *mmpRun) start() error {
 	if err != nil {
 		return err
 	}
-	iv := check.MMPInterval(m.f.SB, mm, false)
+	iv := ext2fs.MMPInterval(m.f.SB, mm, false)
 	seq := mm.Seq()
 	switch {
 	case seq == ondisk.MMPSeqClean:
 	case seq == ondisk.MMPSeqFsck:
-		return check.MMPFsckOn
+		return ext2fs.MMPFsckOn
 	case seq > ondisk.MMPSeqFsck:
-		return check.MMPUnknownSeq
+		return ext2fs.MMPUnknownSeq
 	default:
 		// A node's sequence: it must not move for a while.
-		iv = check.MMPInterval(m.f.SB, mm, true)
-		m.sleep(check.MMPSleep(iv))
+		iv = ext2fs.MMPInterval(m.f.SB, mm, true)
+		m.sleep(ext2fs.MMPSleep(iv))
 		if mm, err = m.read(); err != nil {
 			return err
 		}
 		if mm.Seq() != seq {
-			return check.MMPFailed
+			return ext2fs.MMPFailed
 		}
 	}
 	b := ondisk.MMP(bytes.Clone(mm))
@@ -353,12 +354,12 @@ func (m *mmpRun) start() error {
 	if err := m.write(b); err != nil {
 		return err
 	}
-	m.sleep(check.MMPSleep(iv))
+	m.sleep(ext2fs.MMPSleep(iv))
 	if mm, err = m.read(); err != nil {
 		return err
 	}
 	if mm.Seq() != seq {
-		return check.MMPFailed
+		return ext2fs.MMPFailed
 	}
 	b = ondisk.MMP(bytes.Clone(mm))
 	b.SetSeq(ondisk.MMPSeqFsck)
@@ -393,7 +394,7 @@ func (m *mmpRun) update(stdout io.Writer) error {
 	if !bytes.Equal(mm, m.buf) {
 		fmt.Fprintf(stdout, "MMP check failed: UNEXPECTED INCONSISTENCY: the filesystem is being modified while fsck is running.\n")
 		dumpMMP(stdout, mm)
-		return check.MMPChangeAbort
+		return ext2fs.MMPChangeAbort
 	}
 	m.buf.SetSeq(ondisk.MMPSeqFsck)
 	return m.write(m.buf)

@@ -26,7 +26,7 @@ func (c *Checker) encryptionXattr(n ondisk.Inode, failedCsum bool) ([]byte, bool
 	if !c.xattrsReadable(n) {
 		return nil, false
 	}
-	ctx, found := findInodeXattr(n, ondisk.XattrIndexEncrypt, "c")
+	ctx, found := ext2fs.FindInodeXattr(n, ondisk.XattrIndexEncrypt, "c")
 	if !found {
 		ctx, found = ext2fs.FindBlockXattr(c.fs, n, ondisk.XattrIndexEncrypt, "c")
 	}

@@ -193,7 +193,7 @@ func (h *fcHost) RewriteExtents(ino uint32, n ondisk.Inode, segs []fcreplay.Seg,
 
 // InlineData is ext2fs_inline_data_ea_get: the value of system.data (nil
 // when empty or missing); attributes the library's reader would treat in
-// ways not emulated (see ibodyXattrs) are unsupported.
+// ways not emulated (see ext2fs.ReadXattrs) are unsupported.
 func (h *fcHost) InlineData(dir uint32) ([]byte, error) {
 	c := h.c
 	n := c.readFullInode(dir)
@@ -204,11 +204,11 @@ func (h *fcHost) InlineData(dir uint32) ([]byte, error) {
 	if size == ondisk.IBlockSize {
 		return nil, nil
 	}
-	attrs, ibody, err := c.ibodyXattrs(n)
+	attrs, ibody, err := ext2fs.ReadXattrs(c.fs, n)
 	if err != nil {
 		return nil, fcreplay.Unsupported("inline directory %d: %v", dir, err)
 	}
-	i := findSystemData(attrs)
+	i := ext2fs.FindSystemData(attrs)
 	if i < 0 || i >= ibody || attrs[i].Inum != 0 {
 		return nil, fcreplay.Unsupported("inline directory %d with system.data outside the inode", dir)
 	}
@@ -216,5 +216,5 @@ func (h *fcHost) InlineData(dir uint32) ([]byte, error) {
 }
 
 func (h *fcHost) SetInlineData(dir uint32, value []byte) error {
-	return h.c.inlineDataEASet(dir, value)
+	return ext2fs.InlineDataEASet(h.c.inlineFS(), dir, value)
 }

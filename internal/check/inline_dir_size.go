@@ -83,19 +83,6 @@ func (c *Checker) inlineFS() *ext2fs.Filsys {
 	return fsys
 }
 
-// inlineDataEASet is ext2fs.InlineDataEASet through inlineFS.
-func (c *Checker) inlineDataEASet(ino uint32, value []byte) error {
-	return ext2fs.InlineDataEASet(c.inlineFS(), ino, value)
-}
-
-// ibodyXattrs is ext2fs.ReadXattrs.
-func (c *Checker) ibodyXattrs(n ondisk.Inode) ([]ext2fs.Xattr, int, error) {
-	return ext2fs.ReadXattrs(c.fs, n)
-}
-
-// findSystemData is ext2fs.FindSystemData.
-var findSystemData = ext2fs.FindSystemData
-
 // libBlockMapUnloaded reports whether e2fsck would have the block bitmap
 // unloaded at this point of pass 2 (fs->block_map NULL): no fix read it
 // to edit it (no bitmap edit so far, no pass 1B). On bigalloc e2fsck's

@@ -1,9 +1,6 @@
 package check
 
-import (
-	"gofsck/internal/ext2fs"
-	"gofsck/internal/problem"
-)
+import "gofsck/internal/problem"
 
 // Multi-mount protection. The command (cmd/gofsck/mmp.go) reads the MMP
 // block before the journal check, as e2fsck_check_mmp does, and reports
@@ -18,14 +15,3 @@ import (
 func init() {
 	canRepair(problem.PR_0_MMP_INVALID_BLK, problem.PR_0_MMP_INVALID_MAGIC, problem.PR_0_MMP_CSUM_INVALID)
 }
-
-// The library's MMP errors and decisions under the names the command
-// uses.
-var (
-	MMPBadBlock, MMPMagicInvalid, MMPCsumInvalid = ext2fs.MMPBadBlock, ext2fs.MMPMagicInvalid, ext2fs.MMPCsumInvalid
-	MMPFsckOn, MMPUnknownSeq                     = ext2fs.MMPFsckOn, ext2fs.MMPUnknownSeq
-	MMPFailed, MMPChangeAbort                    = ext2fs.MMPFailed, ext2fs.MMPChangeAbort
-
-	MMPBlockInRange, VerifyMMP, MMPSeqState = ext2fs.MMPBlockInRange, ext2fs.VerifyMMP, ext2fs.MMPSeqState
-	MMPInterval, MMPSleep, ResetMMP         = ext2fs.MMPInterval, ext2fs.MMPSleep, ext2fs.ResetMMP
-)
