@@ -52,3 +52,59 @@ func TestNewCluster(t *testing.T) {
 		t.Errorf("full map from the first data block gave cluster %d", cl)
 	}
 }
+
+// TestNewInodeNum runs ext2fs_new_inode's search: from the start of the
+// directory's group, never below the first inode, wrapping once.
+func TestNewInodeNum(t *testing.T) {
+	f := &fs.FS{InodesCount: 32, InodesPerGroup: 16, FirstIno: 11}
+	m := bitmap.New(33)
+	for i := uint64(1); i <= 32; i++ {
+		if i != 12 && i != 20 {
+			m.Set(i)
+		}
+	}
+	for _, tc := range []struct {
+		dir, want uint32
+		ok        bool
+	}{{0, 12, true}, {2, 12, true}, {17, 20, true}, {30, 20, true}} {
+		if got, ok := NewInodeNum(f, m, tc.dir); got != tc.want || ok != tc.ok {
+			t.Errorf("NewInodeNum(dir %d) = %d, %v; want %d, %v", tc.dir, got, ok, tc.want, tc.ok)
+		}
+	}
+	m.Set(12)
+	if got, ok := NewInodeNum(f, m, 30); got != 20 || !ok {
+		t.Errorf("from group 1: %d, %v", got, ok)
+	}
+	m.Set(20)
+	if got, ok := NewInodeNum(f, m, 0); ok {
+		t.Errorf("full map gave inode %d", got)
+	}
+}
+
+// TestGetFreeBlocks runs ext2fs_get_free_blocks2's search for runs of
+// free blocks: within a range, past it when it wraps, and none.
+func TestGetFreeBlocks(t *testing.T) {
+	f := &fs.FS{BlocksCount: 64, FirstDataBlock: 1}
+	m := bitmap.New(64)
+	for b := uint64(0); b < 64; b++ {
+		if !(b >= 10 && b < 13) && !(b >= 40 && b < 45) {
+			m.Set(b)
+		}
+	}
+	for _, tc := range []struct {
+		start, finish, num, want uint64
+		ok                       bool
+	}{
+		{1, 64, 3, 10, true},
+		{1, 64, 4, 40, true},
+		{20, 64, 3, 40, true},
+		{20, 30, 3, 0, false},
+		{41, 0, 3, 41, true},
+		{43, 0, 3, 10, true},
+		{1, 64, 6, 0, false},
+	} {
+		if got, ok := GetFreeBlocks(f, m, tc.start, tc.finish, tc.num); got != tc.want || ok != tc.ok {
+			t.Errorf("GetFreeBlocks(%d, %d, %d) = %d, %v; want %d, %v", tc.start, tc.finish, tc.num, got, ok, tc.want, tc.ok)
+		}
+	}
+}
