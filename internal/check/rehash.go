@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 	"errors"
 	"sort"
 
@@ -27,14 +26,10 @@ func init() {
 		problem.PR_2_NON_UNIQUE_FILE_NO_RENAME)
 }
 
-var (
-	errNoSpace = errors.New("No space left on device")
-	// errRehashUnsupported is a rebuild e2fsck makes but gofsck cannot
-	// make the same (a third index level, extent trees
-	// deeper than one index level or needing a split): the run stops
-	// as for an unimplemented fix, writing nothing.
-	errRehashUnsupported = errors.New("directory rebuild not implemented")
-)
+// errRehashUnsupported is a rebuild e2fsck makes but gofsck cannot make
+// the same (a third index level): the run stops as for an unimplemented
+// fix, writing nothing.
+var errRehashUnsupported = ext2fs.ErrHtreeTooDeep
 
 // queueLinearDirs is the end of e2fsck's check_blocks for directories in a
 // writable run with dir_index: a directory without INDEX_FL whose i_size
@@ -175,12 +170,17 @@ func (c *Checker) rebuildDir(dir uint32) error {
 	}
 	out, hashes := copyDirEntries(ents, bs, csumSize, slackPct, compress, hashIn)
 	if !compress {
-		var err error
-		if out, err = c.calculateTree(out, hashes, dir, parent, bs, csumSize); err != nil {
-			return err
+		var ft uint8
+		if sb.HasIncompat(ondisk.IncompatFiletype) {
+			ft = ondisk.FTDir
 		}
+		hv := sb.DefHashVersion()
 		if hashIn {
-			out[0][24+4] = byte(dirhash.SipHash) // set_root_node's hash_version
+			hv = byte(dirhash.SipHash) // set_root_node's hash_version
+		}
+		var err error
+		if out, err = ext2fs.CalculateTree(out, hashes, dir, parent, ft, hv, f.MetadataCsum); err != nil {
+			return err
 		}
 	}
 	if err := c.writeDirectory(dir, n, osize, out, compress); err != nil {
@@ -212,27 +212,18 @@ func (c *Checker) fillDir(n ondisk.Inode, lblks []int64, pblks []uint64, compres
 				return nil, 0, compress, ext2fs.ErrDirCorrupted
 			}
 			for off := 0; off < bs; {
-				if off+8 > bs {
-					return nil, 0, compress, ext2fs.ErrDirCorrupted
-				}
+				d, ok := ondisk.DecodeDirent(buf, off, bs)
 				minRec := ondisk.DirentHeaderSize
 				extended := hashIn && !isFakeEntry(uint32(lb), off, bs, f.MetadataCsum)
 				if extended {
 					minRec += direntHashSize
 				}
-				recLen := int(binary.LittleEndian.Uint16(buf[off+4:]))
-				if bs >= 65536 && (recLen == 65535 || recLen == 0) {
-					recLen = bs
-				} else if bs >= 65536 {
-					recLen = recLen&0xFFFC | (recLen&3)<<16
-				}
-				nameLen := int(buf[off+6])
-				if off+recLen > bs || recLen < minRec || recLen%4 != 0 || nameLen+minRec > recLen {
+				recLen, nameLen, ino := d.RecLen, d.NameLen, d.Ino
+				if !ok || off+recLen > bs || recLen < minRec || recLen%4 != 0 || nameLen+minRec > recLen {
 					return nil, 0, compress, ext2fs.ErrDirCorrupted
 				}
 				e := buf[off : off+recLen]
 				off += recLen
-				ino := binary.LittleEndian.Uint32(e)
 				if ino == 0 {
 					continue
 				}
@@ -247,7 +238,7 @@ func (c *Checker) fillDir(n ondisk.Inode, lblks []int64, pblks []uint64, compres
 					parent = ino
 					continue
 				}
-				re := hashEntry{ino: ino, ft: e[7], name: append([]byte(nil), name...)}
+				re := hashEntry{ino: ino, ft: d.FileType, name: append([]byte(nil), name...)}
 				extra := 0
 				if extended {
 					re.hash, re.minor, _ = storedHashes(e, nameLen)
@@ -411,78 +402,6 @@ func copyDirEntries(ents []hashEntry, bs, csumSize, slackPct int, compress, hash
 	}
 	tail(block)
 	return out, hashes
-}
-
-// calculateTree writes the root into out[0] and appends interior nodes
-// when the leaves do not fit in the root (e2fsck's calculate_tree).
-func (c *Checker) calculateTree(out [][]byte, hashes []uint32, dir, parent uint32, bs, csumSize int) ([][]byte, error) {
-	root := out[0]
-	clear(root)
-	var ft uint8
-	if c.sb.HasIncompat(ondisk.IncompatFiletype) {
-		ft = ondisk.FTDir
-	}
-	dxTail := 0
-	if csumSize > 0 {
-		dxTail = 8 // struct ext2_dx_tail
-	}
-	ext2fs.PutDirent(root, 0, dir, 12, 1, ft, bs)
-	root[8] = '.'
-	ext2fs.PutDirent(root, 12, parent, bs-12, 2, ft, bs)
-	root[20], root[21] = '.', '.'
-	root[24+4] = c.sb.DefHashVersion() // hash_version
-	root[24+5] = 8                     // info_length
-	const limitOff = 32
-	rootLimit := (bs - (32 + dxTail)) / 8
-	nodeLimit := (bs - (8 + dxTail)) / 8
-	nblks := len(out)
-	putEnt := func(b []byte, off int, blk int, hash uint32, withHash bool) {
-		if withHash {
-			binary.LittleEndian.PutUint32(b[off:], hash)
-		}
-		binary.LittleEndian.PutUint32(b[off+4:], uint32(blk))
-	}
-	setCL := func(b []byte, off, limit, count int) {
-		binary.LittleEndian.PutUint16(b[off:], uint16(limit))
-		binary.LittleEndian.PutUint16(b[off+2:], uint16(count))
-	}
-	switch {
-	case nblks-1 <= rootLimit:
-		for i := 1; i < nblks; i++ {
-			putEnt(root, limitOff+(i-1)*8, i, hashes[i], i != 1)
-		}
-		setCL(root, limitOff, rootLimit, nblks-1)
-	case nblks-1 <= rootLimit*nodeLimit:
-		root[24+6] = 1 // indirect_levels
-		// Interior nodes are appended after the leaves; each takes
-		// nodeLimit leaves.
-		nodes := 0
-		var node []byte
-		cnt := 0
-		for i := 1; i < nblks; i++ {
-			if node == nil || cnt == nodeLimit {
-				if node != nil {
-					setCL(node, 8, nodeLimit, cnt)
-				}
-				if nodes == rootLimit {
-					return nil, errNoSpace
-				}
-				node = make([]byte, bs)
-				ext2fs.SetRecLen(node, 0, bs, bs)
-				out = append(out, node)
-				putEnt(root, limitOff+nodes*8, len(out)-1, hashes[i], nodes != 0)
-				nodes++
-				cnt = 0
-			}
-			putEnt(node, 8+cnt*8, i, hashes[i], cnt != 0)
-			cnt++
-		}
-		setCL(node, 8, nodeLimit, cnt)
-		setCL(root, limitOff, rootLimit, nodes)
-	default:
-		return nil, errRehashUnsupported // two index levels
-	}
-	return out, nil
 }
 
 // writeDirectory is e2fsck's write_directory: make room for every block
