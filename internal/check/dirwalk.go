@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	"sort"
+	"strconv"
 
 	"gofsck/internal/dirhash"
 	"gofsck/internal/ext2fs"
@@ -468,16 +469,5 @@ func (c *Checker) isDirInode(ino uint32) (isDir, readable bool) {
 	return n.IsDir(), true
 }
 
-func utoa(v uint32) string {
-	if v == 0 {
-		return "0"
-	}
-	var b [10]byte
-	i := len(b)
-	for v > 0 {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-	}
-	return string(b[i:])
-}
+// utoa is v in decimal.
+func utoa(v uint32) string { return strconv.FormatUint(uint64(v), 10) }

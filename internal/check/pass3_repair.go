@@ -267,8 +267,6 @@ func (c *Checker) dirDataBlocks(n ondisk.Inode, limit int) (lblks []int64, pblks
 // takes the name (splitting a live entry or reusing an empty one); with
 // expand the directory grows by a block when none has room.
 func (c *Checker) linkName(dir uint32, name string, ino uint32, ft uint8, expand bool) error {
-	f := c.fs
-	bs := f.BlockSize
 	if !c.sb.HasIncompat(ondisk.IncompatFiletype) {
 		ft = 0
 	}
@@ -278,21 +276,11 @@ func (c *Checker) linkName(dir uint32, name string, ino uint32, ft uint8, expand
 			return ext2fs.ErrDirNoSpace
 		}
 		_, pblks := c.dirDataBlocks(n, 1<<20)
-		buf := make([]byte, bs)
-		for _, pb := range pblks {
-			if pb >= f.BlocksCount || f.ReadBlock(pb, buf) != nil {
-				return errDirCorrupted
-			}
-			done, changed, err := ext2fs.LinkInBlock(buf, bs, f.MetadataCsum, name, ino, ft)
-			if changed {
-				c.writeDirBlock(pb, buf, dir)
-			}
-			if err != nil {
-				return errDirCorrupted
-			}
-			if done {
-				return nil
-			}
+		switch err := ext2fs.LinkBlocks(c.libfs(), pblks, c.dirBlockWriter(dir), name, ino, ft); err {
+		case nil:
+			return nil
+		case ext2fs.ErrDirCorrupted:
+			return errDirCorrupted
 		}
 		if !expand {
 			return ext2fs.ErrDirNoSpace
@@ -307,25 +295,13 @@ func (c *Checker) linkName(dir uint32, name string, ino uint32, ft uint8, expand
 // unlinkName is ext2fs_unlink of name (naming ino) in dir: the entry is
 // merged into the previous one, or emptied when first in its block.
 func (c *Checker) unlinkName(dir uint32, name string, ino uint32) bool {
-	f := c.fs
-	bs := f.BlockSize
-	n := c.readFullInode(dir)
-	_, pblks := c.dirDataBlocks(n, 1<<20)
-	buf := make([]byte, bs)
-	for _, pb := range pblks {
-		if pb >= f.BlocksCount || f.ReadBlock(pb, buf) != nil {
-			return false
-		}
-		done, err := ext2fs.UnlinkInBlock(buf, bs, name, ino, false)
-		if err != nil {
-			return false
-		}
-		if done {
-			c.writeDirBlock(pb, buf, dir)
-			return true
-		}
-	}
-	return false
+	_, pblks := c.dirDataBlocks(c.readFullInode(dir), 1<<20)
+	return ext2fs.UnlinkBlocks(c.libfs(), pblks, c.dirBlockWriter(dir), name, ino) == nil
+}
+
+// dirBlockWriter writes a block of directory dir with its checksum.
+func (c *Checker) dirBlockWriter(dir uint32) func(blk uint64, buf []byte) {
+	return func(blk uint64, buf []byte) { c.writeDirBlock(blk, buf, dir) }
 }
 
 // expandDirectory is e2fsck_expand_directory(ctx, dir, 1, 0), or with lib
