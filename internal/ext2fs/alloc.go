@@ -3,6 +3,7 @@ package ext2fs
 import (
 	"gofsck/internal/bitmap"
 	"gofsck/internal/fs"
+	"gofsck/internal/ondisk"
 )
 
 // NewCluster is ext2fs_new_block3's search over the cluster bitmap m:
@@ -99,4 +100,33 @@ func GetFreeBlocks(f *fs.FS, m *bitmap.Bitmap, start, finish, num uint64) (uint6
 		b = next
 	}
 	return 0, false
+}
+
+// FreeBlocksCount counts the free blocks of the cluster bitmap m: a
+// clear cluster counts as its blocks that lie in the filesystem.
+func FreeBlocksCount(f *fs.FS, m *bitmap.Bitmap) uint64 {
+	ratio := uint64(1) << f.ClusterBits
+	n := uint64(0)
+	for b := f.FirstDataBlock &^ (ratio - 1); b < f.BlocksCount; b += ratio {
+		if !m.Test(f.ClusterOf(b)) {
+			n += min(ratio, f.BlocksCount-b)
+		}
+	}
+	return n
+}
+
+// TakeBlockStats is the count half of ext2fs_block_alloc_stats2(fs, blk,
+// +1) as ext2fs_block_alloc_stats_range counts each block of a range:
+// the group's free count (in clusters) drops at a cluster's first block,
+// with BLOCK_UNINIT cleared and the descriptor checksum updated, the
+// superblock's (in blocks) at each. Both wrap below zero as the
+// library's do. The bitmap is the caller's.
+func TakeBlockStats(f *fs.FS, blk uint64) {
+	if g := f.GroupOfBlock(blk); g < f.Groups && blk&(uint64(1)<<f.ClusterBits-1) == 0 {
+		gd := f.Group(g)
+		gd.SetFreeBlocks(gd.FreeBlocks() - 1)
+		gd.SetFlags(gd.Flags() &^ ondisk.BgBlockUninit)
+		gd.UpdateChecksum(f.SB, g)
+	}
+	f.SB.SetFreeBlocksCount(f.SB.FreeBlocksCount() - 1)
 }

@@ -5,6 +5,8 @@ import (
 
 	"gofsck/internal/bitmap"
 	"gofsck/internal/fs"
+	"gofsck/internal/ondisk"
+	"gofsck/internal/testfs"
 )
 
 // TestNewCluster runs ext2fs_new_block3's search on a small bitmap: the
@@ -106,5 +108,27 @@ func TestGetFreeBlocks(t *testing.T) {
 		if got, ok := GetFreeBlocks(f, m, tc.start, tc.finish, tc.num); got != tc.want || ok != tc.ok {
 			t.Errorf("GetFreeBlocks(%d, %d, %d) = %d, %v; want %d, %v", tc.start, tc.finish, tc.num, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// TestFreeBlocksAndStats: the free blocks of a fresh image's bitmap are
+// the superblock's count, and taking a block lowers its group's count
+// and the superblock's (and clears BLOCK_UNINIT).
+func TestFreeBlocksAndStats(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 64 << 20, BlockSize: 1024})
+	fsys := openRW(t, img)
+	f := fsys.FS
+	bm := fsys.Alloc.(*diskAlloc).bm
+	if got := FreeBlocksCount(f, bm); got != f.SB.FreeBlocksCount() {
+		t.Errorf("FreeBlocksCount = %d, superblock %d", got, f.SB.FreeBlocksCount())
+	}
+	g := f.Groups - 1
+	blk := f.GroupLastBlock(g)
+	gfree, sfree := f.Group(g).FreeBlocks(), f.SB.FreeBlocksCount()
+	TakeBlockStats(f, blk)
+	if gd := f.Group(g); gd.FreeBlocks() != gfree-1 || gd.Flags()&ondisk.BgBlockUninit != 0 || f.SB.FreeBlocksCount() != sfree-1 {
+		t.Errorf("after taking block %d: group free %d (was %d), flags %#x, superblock free %d (was %d)",
+			blk, gd.FreeBlocks(), gfree, gd.Flags(), f.SB.FreeBlocksCount(), sfree)
 	}
 }

@@ -23,23 +23,18 @@ const JnlBackupBlocks = 1
 // blocks for a filesystem of blocks blocks, -1 when it is too small for
 // one.
 func DefaultJournalSize(blocks uint64) int {
-	switch {
-	case blocks < 2048:
+	if blocks < 2048 {
 		return -1
-	case blocks < 32768:
-		return 1024
-	case blocks < 256*1024:
-		return 4096
-	case blocks < 512*1024:
-		return 8192
-	case blocks < 4096*1024:
-		return 16384
-	case blocks < 8192*1024:
-		return 32768
-	case blocks < 16384*1024:
-		return 65536
-	case blocks < 32768*1024:
-		return 131072
+	}
+	// The journal size for filesystems below each count of blocks.
+	for _, s := range [...]struct {
+		below uint64
+		size  int
+	}{{32768, 1024}, {256 * 1024, 4096}, {512 * 1024, 8192}, {4096 * 1024, 16384},
+		{8192 * 1024, 32768}, {16384 * 1024, 65536}, {32768 * 1024, 131072}} {
+		if blocks < s.below {
+			return s.size
+		}
 	}
 	return 262144
 }
