@@ -8,16 +8,18 @@ import "gofsck/internal/ondisk"
 // slot gets a block (the one after the last block when both lie in one
 // cluster, else a new one from Fsys.Alloc near the last), a new data
 // block is written empty by NewDirBlock and a new mapping block zeroed
-// through IO. Fsys's Writer writes the extent handle's tree blocks and
-// the inode when a node splits.
+// through IO.
 type DirExpander struct {
+	// Fsys allocates the new blocks and writes the extent handle's
+	// tree blocks (and the inode when a node splits).
 	Fsys *Filsys
 	// IO reads and writes the block-mapped iterator's mapping blocks and
 	// zeroes the new ones.
 	IO BlockIO
 	// NewDirBlock writes an empty directory block at blk.
 	NewDirBlock func(blk uint64)
-	Dir         uint32
+	// Dir is the directory's inode number.
+	Dir uint32
 	// Guaranteed stops the walk at the first logical block at or past it
 	// (es.guaranteed_size; 0 for none).
 	Guaranteed int64
