@@ -203,17 +203,23 @@ func PlanJournal(f *fs.FS, used *bitmap.Bitmap, n, goal uint64) (*JournalPlan, b
 	per := uint64(f.BlockSize / 4)
 	goal = f.GroupFirstBlock(0)
 	iblock := ondisk.MapBlock(p.IBlock[:])
-	// mapData takes the next data block and enters it at entry idx of
-	// m (the inode's i_block or a mapping block of level 1).
-	mapData := func(m ondisk.MapBlock, idx uint64) bool {
+	// takeAt takes the next block, enters it at entry idx of m and
+	// appends it to list.
+	takeAt := func(m ondisk.MapBlock, idx uint64, list *[]uint64) (uint64, bool) {
 		b, ok := take(goal)
 		if !ok || b >= 1<<32 {
-			return false
+			return 0, false
 		}
 		goal = b + 1
 		m.SetPtr(int(idx), uint32(b))
-		p.Data = append(p.Data, b)
-		return true
+		*list = append(*list, b)
+		return b, true
+	}
+	// mapData takes the next data block and enters it at entry idx of
+	// m (the inode's i_block or a mapping block of level 1).
+	mapData := func(m ondisk.MapBlock, idx uint64) bool {
+		_, ok := takeAt(m, idx, &p.Data)
+		return ok
 	}
 	// mapBlock maps relative block rel under entry idx of parent, a
 	// mapping block of the given level (1: it holds data pointers),
@@ -222,13 +228,10 @@ func PlanJournal(f *fs.FS, used *bitmap.Bitmap, n, goal uint64) (*JournalPlan, b
 	mapBlock = func(parent ondisk.MapBlock, idx uint64, level int, rel uint64) bool {
 		e := parent.Ptr(int(idx))
 		if e == 0 {
-			b, ok := take(goal)
-			if !ok || b >= 1<<32 {
+			b, ok := takeAt(parent, idx, &p.Meta)
+			if !ok {
 				return false
 			}
-			goal = b + 1
-			parent.SetPtr(int(idx), uint32(b))
-			p.Meta = append(p.Meta, b)
 			p.MetaBuf[b] = make([]byte, f.BlockSize)
 			e = uint32(b)
 		}
