@@ -1,5 +1,7 @@
 package check
 
+import "gofsck/internal/ext2fs"
+
 // Allocation during a repair, e2fsck's e2fsck_get_alloc_block and
 // ext2fs_new_inode over the maps the passes have built: a block (cluster)
 // is free when no inode or metadata claimed it (blockFound), an inode when
@@ -12,23 +14,13 @@ package check
 // filesystem is full. With bigalloc it returns the first block of a free
 // cluster.
 func (c *Checker) allocBlock(goal uint64) (uint64, bool) {
-	f := c.fs
-	first := f.ClusterOf(f.FirstDataBlock)
-	last := f.ClusterOf(f.BlocksCount - 1)
-	g := f.ClusterOf(goal)
-	if g < first || g > last {
-		g = first
-	}
-	cl := c.blockFound.NextClear(g)
-	if cl > last {
-		cl = c.blockFound.NextClear(first)
-		if cl > last || cl >= g {
-			return 0, false
-		}
+	cl, ok := ext2fs.NewCluster(c.fs, c.blockFound, goal, nil)
+	if !ok {
+		return 0, false
 	}
 	c.blockFound.Set(cl)
 	c.markBlockOnDisk(cl, true)
-	return cl << f.ClusterBits, true
+	return cl << c.fs.ClusterBits, true
 }
 
 // freeBlock releases block blk's cluster in the maps and the on-disk
@@ -44,25 +36,16 @@ func (c *Checker) freeBlock(blk uint64) {
 // (0: the first group), marks it in use (and a directory in inodeDir when
 // isDir), and reports false when there is none.
 func (c *Checker) allocInode(dir uint32, isDir bool) (uint32, bool) {
-	f := c.fs
-	start := uint64(f.FirstIno)
-	if dir > 0 && f.InodesPerGroup > 0 {
-		start = max(start, uint64((dir-1)/f.InodesPerGroup)*uint64(f.InodesPerGroup)+1)
+	ino, ok := ext2fs.NewInodeNum(c.fs, c.inodeUsed, dir)
+	if !ok {
+		return 0, false
 	}
-	end := uint64(f.InodesCount)
-	i := c.inodeUsed.NextClear(start)
-	if i > end {
-		i = c.inodeUsed.NextClear(uint64(f.FirstIno))
-		if i > end || i >= start {
-			return 0, false
-		}
-	}
-	c.inodeUsed.Set(i)
+	c.inodeUsed.Set(uint64(ino))
 	if isDir {
-		c.inodeDir.Set(i)
+		c.inodeDir.Set(uint64(ino))
 	}
-	c.markInodeOnDisk(uint32(i), true)
-	return uint32(i), true
+	c.markInodeOnDisk(ino, true)
+	return ino, true
 }
 
 // freeInode releases inode ino in the maps and the on-disk bitmap.

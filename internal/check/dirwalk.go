@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	"sort"
+	"strconv"
 
 	"gofsck/internal/dirhash"
 	"gofsck/internal/ext2fs"
@@ -213,41 +214,9 @@ func (c *Checker) reportDuplicateNames(dir uint32) {
 		sortPart = ents[2:]
 	}
 	sortRehash(sortPart, fo) // sort_r's order (enccasefold.go)
-	for i := 1; i < len(ents); i++ {
-		e, prev := &ents[i], &ents[i-1]
-		if e.ino == 0 || !sameName(fo, e.name, prev.name) {
-			continue
-		}
-		di := &problem.DirentInfo{Ino: e.ino, NameLen: uint8(len(e.name)), Name: e.name}
-		p := problem.Problem{Ino: dir, Dirent: di}
-		if e.ino == prev.ino {
-			q := p
-			q.Code = problem.PR_2_DUPLICATE_DIRENT
-			if c.fix(q) {
-				continue
-			}
-		}
-		if n.Flags()&ondisk.FlagEncrypt != 0 {
-			q := p
-			q.Code = problem.PR_2_NON_UNIQUE_FILE_NO_RENAME
-			if c.fix(q) {
-				continue
-			}
-		}
-		newName := append([]byte(nil), e.name...)
-		newName = mutateName(newName)
-		for j := 0; j < len(ents); j++ {
-			if j == i || !sameName(fo, newName, ents[j].name) {
-				continue
-			}
-			newName = mutateName(newName)
-			j = -1
-		}
-		q := p
-		q.Code = problem.PR_2_NON_UNIQUE_FILE
-		q.Str = string(newName[:cstrLen(newName)]) // printed with %s: up to a NUL
-		c.fix(q)
-	}
+	// The rebuild's duplicate search, whose every question is answered
+	// no in a read-only run.
+	c.fixDuplicates(dir, n, ents, hv, &seed, fo)
 }
 
 // mutateName appends or bumps a "~N" suffix the way e2fsck renames
@@ -500,16 +469,5 @@ func (c *Checker) isDirInode(ino uint32) (isDir, readable bool) {
 	return n.IsDir(), true
 }
 
-func utoa(v uint32) string {
-	if v == 0 {
-		return "0"
-	}
-	var b [10]byte
-	i := len(b)
-	for v > 0 {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-	}
-	return string(b[i:])
-}
+// utoa is v in decimal.
+func utoa(v uint32) string { return strconv.FormatUint(uint64(v), 10) }

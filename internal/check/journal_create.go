@@ -56,7 +56,7 @@ func (c *Checker) recreateJournal() {
 	}
 	// Not enough room: the library allocates every free block before it
 	// fails (a fuller tree would need even more).
-	full := c.freeBlocksFor(d) < total
+	full := ext2fs.FreeBlocksCount(f, d.blocks) < total
 	if full && (f.ClusterBits != 0 || !c.journalNoSpaceSimple(d)) {
 		c.unsupported(problem.PR_6_RECREATE_JOURNAL)
 		return
@@ -127,20 +127,6 @@ func (c *Checker) journalNoSpace(d *diskBitmaps, n uint64) {
 	c.markBitmapsDirty()
 }
 
-// freeBlocksFor counts the free blocks in the bitmaps to be written (a
-// free cluster counts as its blocks that lie in the filesystem).
-func (c *Checker) freeBlocksFor(d *diskBitmaps) uint64 {
-	f := c.fs
-	ratio := uint64(1) << f.ClusterBits
-	n := uint64(0)
-	for b := f.FirstDataBlock &^ (ratio - 1); b < f.BlocksCount; b += ratio {
-		if !d.blocks.Test(f.ClusterOf(b)) {
-			n += min(ratio, f.BlocksCount-b)
-		}
-	}
-	return n
-}
-
 // journalClustersModelled reports whether a journal of n blocks is laid
 // out as planJournal lays it out: on bigalloc (extents only) every
 // extent must cover whole clusters, as ext2fs_fallocate's does when the
@@ -186,27 +172,14 @@ func (c *Checker) markBitmapsDirty() {
 }
 
 // journalAllocStats is ext2fs_block_alloc_stats2(fs, blk, +1) after pass
-// 5: the bitmaps to be written, the group's free count (and BLOCK_UNINIT)
-// and the superblock's.
-//
-// On bigalloc it is called for every block of the clusters taken: the
-// group's count (in clusters) drops at a cluster's first block, the
-// superblock's (in blocks) at each, as ext2fs_block_alloc_stats_range
-// counts them.
+// 5: the bitmaps to be written and the counts (ext2fs.TakeBlockStats,
+// called for every block of the clusters taken on bigalloc). The
+// library's counts wrap below zero: a journal re-created before a
+// restart (journal_restart.go) takes blocks the descriptors still count
+// as used.
 func (c *Checker) journalAllocStats(blk uint64) {
-	f := c.fs
-	c.repair.final.blocks.Set(f.ClusterOf(blk))
-	g := f.GroupOfBlock(blk)
-	if g < f.Groups && blk&(uint64(1)<<f.ClusterBits-1) == 0 {
-		gd := f.Group(g)
-		// The library's counts wrap below zero (a journal re-created
-		// before a restart, journal_restart.go, takes blocks the
-		// descriptors still count as used).
-		gd.SetFreeBlocks(gd.FreeBlocks() - 1)
-		gd.SetFlags(gd.Flags() &^ ondisk.BgBlockUninit)
-		gd.UpdateChecksum(c.sb, g)
-	}
-	c.sb.SetFreeBlocksCount(c.sb.FreeBlocksCount() - 1)
+	c.repair.final.blocks.Set(c.fs.ClusterOf(blk))
+	ext2fs.TakeBlockStats(c.fs, blk)
 }
 
 func init() {

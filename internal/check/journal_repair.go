@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 	"errors"
 	"math/rand/v2"
 
@@ -25,13 +24,9 @@ const (
 	RecoverFailed    // any other error: "<prog>: <Msg> while recovering journal of <dev>"
 )
 
-// Journal superblock fields e2fsck rewrites (big-endian).
-const (
-	jsbSequence = 0x18
-	jsbStart    = 0x1C
-	jsbErrno    = 0x20
-	jsbChecksum = 0xFC
-)
+// jsbStart is the offset of the journal superblock's s_start
+// (fastcommit.go's; the setters are jbd2.Superblock's).
+const jsbStart = 0x1C
 
 // einval is -EINVAL as e2fsck stores it in s_errno after a failed commit.
 const einval = 22
@@ -102,11 +97,10 @@ func (c *Checker) RecoverJournal() RecoverResult {
 	jsb := *jn.Superblock()
 	if res.Scan != nil && res.Scan.HasFailedCommit && res.Err == nil {
 		out.FailedCommit, out.HasFailedCommit = res.Scan.FailedCommit, true
-		e := int32(-einval)
-		binary.BigEndian.PutUint32(jsb[jsbErrno:], uint32(e))
+		jsb.SetErrno(-einval)
 	}
-	binary.BigEndian.PutUint32(jsb[jsbSequence:], res.Sequence)
-	binary.BigEndian.PutUint32(jsb[jsbStart:], 0)
+	jsb.SetSequence(res.Sequence)
+	jsb.SetStart(0)
 	c.writeJournalSuper(j, &jsb)
 	if res.Err != nil {
 		r := recoverError(res.Err)
@@ -164,7 +158,7 @@ func (w replayWriter) WriteBlock(blk uint64, data []byte) error {
 // the block are replaced, the rest of the block kept.
 func (c *Checker) writeJournalSuper(j *jnl, jsb *jbd2.Superblock) {
 	if jsb.Format().HasCsumV2or3() {
-		binary.BigEndian.PutUint32(jsb[jsbChecksum:], jsb.ComputeChecksum())
+		jsb.UpdateChecksum()
 	}
 	c.writeJournalBlock(j, int64(j.sbBlock)<<c.fs.BlockBits, jsb[:])
 }
@@ -202,7 +196,7 @@ func (c *Checker) WriteMasterSuper() error {
 // marked empty (s_start = 0) without a replay (PR_0_JOURNAL_RESET_JOURNAL).
 func (c *Checker) resetJournal(j *jnl, jsb *jbd2.Superblock) {
 	cp := *jsb
-	binary.BigEndian.PutUint32(cp[jsbStart:], 0)
+	cp.SetStart(0)
 	c.writeJournalSuper(j, &cp)
 }
 
@@ -211,7 +205,7 @@ func (c *Checker) resetJournal(j *jnl, jsb *jbd2.Superblock) {
 func (c *Checker) clearJournalErrno(j *jnl, jsb *jbd2.Superblock) {
 	c.sb.SetState(c.sb.State() | ondisk.StateError)
 	cp := *jsb
-	binary.BigEndian.PutUint32(cp[jsbErrno:], 0)
+	cp.SetErrno(0)
 	c.writeJournalSuper(j, &cp)
 }
 
@@ -220,12 +214,9 @@ func init() {
 		problem.PR_0_JOURNAL_RESET_JOURNAL)
 }
 
-// Superblock journal fields (byte offsets).
-const (
-	sbJournalUUID = 0xD0
-	sbJournalInum = 0xE0
-	sbJournalDev  = 0xE4
-)
+// sbJournalDev is the offset of s_journal_dev (journal_ext.go's; the
+// superblock's setters are SetJournalDev and the like).
+const sbJournalDev = 0xE4
 
 // forgetJournal is the PR_0_JOURNAL_HAS_JOURNAL fix: the superblock's
 // journal fields are cleared and needs_recovery with them
@@ -235,9 +226,9 @@ func (c *Checker) forgetJournal(force bool) {
 		return
 	}
 	sb := c.sb
-	binary.LittleEndian.PutUint32(sb[sbJournalInum:], 0)
-	binary.LittleEndian.PutUint32(sb[sbJournalDev:], 0)
-	clear(sb[sbJournalUUID : sbJournalUUID+16])
+	sb.SetJournalInum(0)
+	sb.SetJournalDev(0)
+	sb.SetJournalUUID([16]byte{})
 	c.clearRecover(force)
 }
 
@@ -268,15 +259,7 @@ func (c *Checker) resetJournalSuper(j *jnl) {
 	if err := readFull(j.dev, buf, int64(j.sbBlock)<<f.BlockBits); err != nil {
 		clear(buf)
 	}
-	if binary.BigEndian.Uint32(buf[0:]) != jbd2.Magic || binary.BigEndian.Uint32(buf[4:]) != 3 {
-		binary.BigEndian.PutUint32(buf[0:], jbd2.Magic)
-		binary.BigEndian.PutUint32(buf[4:], 4) // JBD2_SUPERBLOCK_V2
-	}
-	clear(buf[12:])
-	binary.BigEndian.PutUint32(buf[0x0C:], uint32(f.BlockSize))
-	binary.BigEndian.PutUint32(buf[0x10:], uint32(j.totalLen))
-	binary.BigEndian.PutUint32(buf[0x14:], 1)
-	binary.BigEndian.PutUint32(buf[jsbSequence:], rand.Uint32())
+	jbd2.ResetSuperblock(buf, uint32(f.BlockSize), uint32(j.totalLen), rand.Uint32())
 	c.writeJournalBlock(j, int64(j.sbBlock)<<f.BlockBits, buf)
 }
 
@@ -308,11 +291,10 @@ func (c *Checker) backupJournalBlocks() {
 	}
 	j.close()
 	n := j.inode
-	ib := n.IBlock()
 	stale := sb.JnlBackupType() == 0
 	if sb.JnlBackupType() == jnlBackupBlocks {
 		for i := 0; i < 15; i++ {
-			if sb.JnlBlock(i) != binary.LittleEndian.Uint32(ib[4*i:]) {
+			if sb.JnlBlock(i) != n.Block(i) {
 				stale = true
 				break
 			}
@@ -321,10 +303,8 @@ func (c *Checker) backupJournalBlocks() {
 	if !stale || !c.fix(problem.Problem{Code: problem.PR_0_BACKUP_JNL}) {
 		return
 	}
-	copy(sb[sbJnlBlocks:sbJnlBlocks+60], ib[:60])
-	binary.LittleEndian.PutUint32(sb[sbJnlBlocks+60:], n.SizeHigh())
-	binary.LittleEndian.PutUint32(sb[sbJnlBlocks+64:], uint32(n.Size()))
-	sb[sbJnlBackupType] = jnlBackupBlocks
+	sb.SetJnlBlocks(n.IBlock(), n.Size())
+	sb.SetJnlBackupType(jnlBackupBlocks)
 	c.writeAllSupers()
 }
 
@@ -405,12 +385,6 @@ func (c *Checker) writeAllSupers() {
 	c.fs.Backup = true
 }
 
-// Superblock journal backup fields (byte offsets).
-const (
-	sbJnlBackupType = 0xFD
-	sbJnlBlocks     = 0x10C
-)
-
 // quotaInumOff are the offsets of s_usr_quota_inum, s_grp_quota_inum and
 // s_prj_quota_inum.
 var quotaInumOff = [3]int{0x240, 0x244, 0x26C}
@@ -441,7 +415,7 @@ func (c *Checker) clearV2Journal(j *jnl, buf []byte) {
 	if !c.repairing() || j == nil {
 		return
 	}
-	clear(buf[0x24:])
+	clear(buf[jbd2.V1SuperblockSize:])
 	if !j.external {
 		// e2fsck writes the journal's buffer straight to the device,
 		// which does not mark the filesystem changed: alone, this fix

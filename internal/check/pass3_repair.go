@@ -39,22 +39,25 @@ func (c *Checker) addDirInfo(ino, parent uint32) {
 	c.dirs[i] = dirInfo{ino: ino, parent: parent, dotdot: parent}
 }
 
-// newInodeBytes is a zeroed inode as ext2fs_write_new_inode completes it:
-// times set to now, and in a large inode i_extra_isize 32 and i_crtime.
+// newInodeBytes is a zeroed inode of the mode as ext2fs_write_new_inode
+// completes it.
 func (c *Checker) newInodeBytes(mode uint16) ondisk.Inode {
-	f := c.fs
-	n := ondisk.Inode(make([]byte, f.InodeSize))
-	now := uint32(c.opt.Now.Unix())
-	n.SetMode(mode)
-	binary.LittleEndian.PutUint32(n[8:], now)  // i_atime
-	binary.LittleEndian.PutUint32(n[12:], now) // i_ctime
-	binary.LittleEndian.PutUint32(n[16:], now) // i_mtime
-	if f.InodeSize > ondisk.GoodOldInodeSize {
-		binary.LittleEndian.PutUint16(n[128:], 32)
-		if f.InodeSize >= 148 {
-			binary.LittleEndian.PutUint32(n[144:], now) // i_crtime
-		}
-	}
+	base := make(ondisk.Inode, ondisk.GoodOldInodeSize)
+	base.SetMode(mode)
+	return ext2fs.NewInode(c.fs, base, uint32(c.opt.Now.Unix()))
+}
+
+// writeNewDir writes directory ino as check_root and
+// e2fsck_get_lost_and_found create it: mode, two links, one block blk
+// holding '.' and '..' (parent).
+func (c *Checker) writeNewDir(ino, parent uint32, mode uint16, blk uint64) ondisk.Inode {
+	n := c.newInodeBytes(mode)
+	n.SetSize(uint64(c.fs.BlockSize))
+	n.SetLinksCount(2)
+	n.SetBlocks(c.iblkOne())
+	n.SetBlock(0, uint32(blk))
+	c.writeInode(ino, n)
+	c.writeDirBlock(blk, c.newDirBlock(ino, parent), ino)
 	return n
 }
 
@@ -74,13 +77,7 @@ func (c *Checker) createRoot() bool {
 		c.abort = true
 		return false
 	}
-	n := c.newInodeBytes(0o40755)
-	n.SetSize(uint64(c.fs.BlockSize))
-	n.SetLinksCount(2)
-	n.SetBlocks(c.iblkOne())
-	binary.LittleEndian.PutUint32(n[40:], uint32(blk))
-	c.writeInode(ondisk.RootIno, n)
-	c.writeDirBlock(blk, c.newDirBlock(ondisk.RootIno, ondisk.RootIno), ondisk.RootIno)
+	n := c.writeNewDir(ondisk.RootIno, ondisk.RootIno, 0o40755, blk)
 	c.addDirInfo(ondisk.RootIno, ondisk.RootIno)
 	c.refCount.Set(ondisk.RootIno, 2)
 	c.linkInfo.Set(ondisk.RootIno, 2)
@@ -196,13 +193,7 @@ func (c *Checker) getLostAndFound(fix bool) uint32 {
 		return 0
 	}
 	c.inodeAllocStats(ino, 1, true)
-	n := c.newInodeBytes(0o40700)
-	n.SetSize(uint64(c.fs.BlockSize))
-	n.SetLinksCount(2)
-	n.SetBlocks(c.iblkOne())
-	binary.LittleEndian.PutUint32(n[40:], uint32(blk))
-	c.writeInode(ino, n)
-	c.writeDirBlock(blk, c.newDirBlock(ino, ondisk.RootIno), ino)
+	n := c.writeNewDir(ino, ondisk.RootIno, 0o40700, blk)
 	if err := c.linkName(ondisk.RootIno, name, ino, ondisk.FTDir, true); err != nil {
 		c.fix(problem.Problem{Code: problem.PR_3_CREATE_LPF_ERROR, Str: "ext2fs_link", Err: err.Error()})
 		return 0
@@ -276,8 +267,6 @@ func (c *Checker) dirDataBlocks(n ondisk.Inode, limit int) (lblks []int64, pblks
 // takes the name (splitting a live entry or reusing an empty one); with
 // expand the directory grows by a block when none has room.
 func (c *Checker) linkName(dir uint32, name string, ino uint32, ft uint8, expand bool) error {
-	f := c.fs
-	bs := f.BlockSize
 	if !c.sb.HasIncompat(ondisk.IncompatFiletype) {
 		ft = 0
 	}
@@ -287,21 +276,11 @@ func (c *Checker) linkName(dir uint32, name string, ino uint32, ft uint8, expand
 			return ext2fs.ErrDirNoSpace
 		}
 		_, pblks := c.dirDataBlocks(n, 1<<20)
-		buf := make([]byte, bs)
-		for _, pb := range pblks {
-			if pb >= f.BlocksCount || f.ReadBlock(pb, buf) != nil {
-				return errDirCorrupted
-			}
-			done, changed, err := ext2fs.LinkInBlock(buf, bs, f.MetadataCsum, name, ino, ft)
-			if changed {
-				c.writeDirBlock(pb, buf, dir)
-			}
-			if err != nil {
-				return errDirCorrupted
-			}
-			if done {
-				return nil
-			}
+		switch err := ext2fs.LinkBlocks(c.libfs(), pblks, c.dirBlockWriter(dir), name, ino, ft); err {
+		case nil:
+			return nil
+		case ext2fs.ErrDirCorrupted:
+			return errDirCorrupted
 		}
 		if !expand {
 			return ext2fs.ErrDirNoSpace
@@ -316,25 +295,13 @@ func (c *Checker) linkName(dir uint32, name string, ino uint32, ft uint8, expand
 // unlinkName is ext2fs_unlink of name (naming ino) in dir: the entry is
 // merged into the previous one, or emptied when first in its block.
 func (c *Checker) unlinkName(dir uint32, name string, ino uint32) bool {
-	f := c.fs
-	bs := f.BlockSize
-	n := c.readFullInode(dir)
-	_, pblks := c.dirDataBlocks(n, 1<<20)
-	buf := make([]byte, bs)
-	for _, pb := range pblks {
-		if pb >= f.BlocksCount || f.ReadBlock(pb, buf) != nil {
-			return false
-		}
-		done, err := ext2fs.UnlinkInBlock(buf, bs, name, ino, false)
-		if err != nil {
-			return false
-		}
-		if done {
-			c.writeDirBlock(pb, buf, dir)
-			return true
-		}
-	}
-	return false
+	_, pblks := c.dirDataBlocks(c.readFullInode(dir), 1<<20)
+	return ext2fs.UnlinkBlocks(c.libfs(), pblks, c.dirBlockWriter(dir), name, ino) == nil
+}
+
+// dirBlockWriter writes a block of directory dir with its checksum.
+func (c *Checker) dirBlockWriter(dir uint32) func(blk uint64, buf []byte) {
+	return func(blk uint64, buf []byte) { c.writeDirBlock(blk, buf, dir) }
 }
 
 // expandDirectory is e2fsck_expand_directory(ctx, dir, 1, 0), or with lib
@@ -349,17 +316,10 @@ func (c *Checker) expandDirectory(dir uint32, lib bool) (int64, error) {
 	if n == nil || !n.IsDir() || n.Flags()&ondisk.FlagInlineData != 0 {
 		return 0, errExpandDir
 	}
-	es := &expandState{c: c, dir: dir, num: 1, lib: lib}
-	var err error
-	if n.Flags()&ondisk.FlagExtents != 0 {
-		err = c.expandExtents(es, n, nil)
-	} else {
-		c.expandMapped(es, n)
-	}
-	if err == nil {
-		err = es.err
-	}
-	if err == nil && lib && es.num != 0 {
+	es := c.dirExpander(dir)
+	es.Num, es.Lib = 1, lib
+	err := es.Expand(n)
+	if err == nil && lib && es.Num != 0 {
 		err = errExpandDir
 	}
 	if err != nil {
@@ -369,11 +329,11 @@ func (c *Checker) expandDirectory(dir uint32, lib bool) (int64, error) {
 		// ext2fs_expand_dir: one block more than i_size said.
 		n.SetSize(n.Size() + uint64(f.BlockSize))
 	} else {
-		n.SetSize(uint64(es.lastBlock+1) * uint64(f.BlockSize))
+		n.SetSize(uint64(es.LastBlock+1) * uint64(f.BlockSize))
 	}
-	c.iblkAdd(n, es.newBlocks)
+	_ = ext2fs.IblkAddBlocks(f, n, uint64(es.NewBlocks))
 	c.writeInode(dir, n)
-	return es.newBlocks, nil
+	return es.NewBlocks, nil
 }
 
 // adjustDotDot moves a '..' reference from old to parent, reporting an
@@ -400,10 +360,9 @@ func (c *Checker) fixDotDot(dir, parent uint32) {
 	}
 	done := false
 	if n.Flags()&ondisk.FlagInlineData != 0 {
-		old := binary.LittleEndian.Uint32(n.IBlock())
-		c.adjustDotDot(old, parent)
+		c.adjustDotDot(n.Block(0), parent)
 		n = c.readFullInode(dir)
-		binary.LittleEndian.PutUint32(n.IBlock(), parent)
+		n.SetBlock(0, parent)
 		c.writeInode(dir, n)
 		done = true
 	} else {

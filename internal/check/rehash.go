@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 	"errors"
 	"sort"
 
@@ -27,14 +26,10 @@ func init() {
 		problem.PR_2_NON_UNIQUE_FILE_NO_RENAME)
 }
 
-var (
-	errNoSpace = errors.New("No space left on device")
-	// errRehashUnsupported is a rebuild e2fsck makes but gofsck cannot
-	// make the same (a third index level, extent trees
-	// deeper than one index level or needing a split): the run stops
-	// as for an unimplemented fix, writing nothing.
-	errRehashUnsupported = errors.New("directory rebuild not implemented")
-)
+// errRehashUnsupported is a rebuild e2fsck makes but gofsck cannot make
+// the same (a third index level): the run stops as for an unimplemented
+// fix, writing nothing.
+var errRehashUnsupported = ext2fs.ErrHtreeTooDeep
 
 // queueLinearDirs is the end of e2fsck's check_blocks for directories in a
 // writable run with dir_index: a directory without INDEX_FL whose i_size
@@ -175,12 +170,17 @@ func (c *Checker) rebuildDir(dir uint32) error {
 	}
 	out, hashes := copyDirEntries(ents, bs, csumSize, slackPct, compress, hashIn)
 	if !compress {
-		var err error
-		if out, err = c.calculateTree(out, hashes, dir, parent, bs, csumSize); err != nil {
-			return err
+		var ft uint8
+		if sb.HasIncompat(ondisk.IncompatFiletype) {
+			ft = ondisk.FTDir
 		}
+		hv := sb.DefHashVersion()
 		if hashIn {
-			out[0][24+4] = byte(dirhash.SipHash) // set_root_node's hash_version
+			hv = byte(dirhash.SipHash) // set_root_node's hash_version
+		}
+		var err error
+		if out, err = ext2fs.CalculateTree(out, hashes, dir, parent, ft, hv, f.MetadataCsum); err != nil {
+			return err
 		}
 	}
 	if err := c.writeDirectory(dir, n, osize, out, compress); err != nil {
@@ -212,27 +212,18 @@ func (c *Checker) fillDir(n ondisk.Inode, lblks []int64, pblks []uint64, compres
 				return nil, 0, compress, ext2fs.ErrDirCorrupted
 			}
 			for off := 0; off < bs; {
-				if off+8 > bs {
-					return nil, 0, compress, ext2fs.ErrDirCorrupted
-				}
+				d, ok := ondisk.DecodeDirent(buf, off, bs)
 				minRec := ondisk.DirentHeaderSize
 				extended := hashIn && !isFakeEntry(uint32(lb), off, bs, f.MetadataCsum)
 				if extended {
 					minRec += direntHashSize
 				}
-				recLen := int(binary.LittleEndian.Uint16(buf[off+4:]))
-				if bs >= 65536 && (recLen == 65535 || recLen == 0) {
-					recLen = bs
-				} else if bs >= 65536 {
-					recLen = recLen&0xFFFC | (recLen&3)<<16
-				}
-				nameLen := int(buf[off+6])
-				if off+recLen > bs || recLen < minRec || recLen%4 != 0 || nameLen+minRec > recLen {
+				recLen, nameLen, ino := d.RecLen, d.NameLen, d.Ino
+				if !ok || off+recLen > bs || recLen < minRec || recLen%4 != 0 || nameLen+minRec > recLen {
 					return nil, 0, compress, ext2fs.ErrDirCorrupted
 				}
 				e := buf[off : off+recLen]
 				off += recLen
-				ino := binary.LittleEndian.Uint32(e)
 				if ino == 0 {
 					continue
 				}
@@ -247,7 +238,7 @@ func (c *Checker) fillDir(n ondisk.Inode, lblks []int64, pblks []uint64, compres
 					parent = ino
 					continue
 				}
-				re := hashEntry{ino: ino, ft: e[7], name: append([]byte(nil), name...)}
+				re := hashEntry{ino: ino, ft: d.FileType, name: append([]byte(nil), name...)}
 				extra := 0
 				if extended {
 					re.hash, re.minor, _ = storedHashes(e, nameLen)
@@ -280,25 +271,22 @@ func (c *Checker) fixDuplicates(dir uint32, n ondisk.Inode, ents []hashEntry, hv
 		}
 		di := &problem.DirentInfo{Ino: e.ino, NameLen: uint8(len(e.name)), Name: e.name}
 		p := problem.Problem{Ino: dir, Dirent: di}
-		if e.ino == prev.ino {
+		// The same inode twice, or a name that cannot be renamed: the
+		// entry goes.
+		drop := func(code problem.Code) bool {
 			q := p
-			q.Code = problem.PR_2_DUPLICATE_DIRENT
-			if c.fix(q) {
-				c.adjustInodeCount(e.ino, -1)
-				e.ino = 0
-				fixed++
-				continue
+			q.Code = code
+			if !c.fix(q) {
+				return false
 			}
+			c.adjustInodeCount(e.ino, -1)
+			e.ino = 0
+			fixed++
+			return true
 		}
-		if n.Flags()&ondisk.FlagEncrypt != 0 {
-			q := p
-			q.Code = problem.PR_2_NON_UNIQUE_FILE_NO_RENAME
-			if c.fix(q) {
-				c.adjustInodeCount(e.ino, -1)
-				e.ino = 0
-				fixed++
-				continue
-			}
+		if e.ino == prev.ino && drop(problem.PR_2_DUPLICATE_DIRENT) ||
+			n.Flags()&ondisk.FlagEncrypt != 0 && drop(problem.PR_2_NON_UNIQUE_FILE_NO_RENAME) {
+			continue
 		}
 		newName := mutateName(append([]byte(nil), e.name...))
 		for j := 0; j < len(ents); j++ {
@@ -416,78 +404,6 @@ func copyDirEntries(ents []hashEntry, bs, csumSize, slackPct int, compress, hash
 	return out, hashes
 }
 
-// calculateTree writes the root into out[0] and appends interior nodes
-// when the leaves do not fit in the root (e2fsck's calculate_tree).
-func (c *Checker) calculateTree(out [][]byte, hashes []uint32, dir, parent uint32, bs, csumSize int) ([][]byte, error) {
-	root := out[0]
-	clear(root)
-	var ft uint8
-	if c.sb.HasIncompat(ondisk.IncompatFiletype) {
-		ft = ondisk.FTDir
-	}
-	dxTail := 0
-	if csumSize > 0 {
-		dxTail = 8 // struct ext2_dx_tail
-	}
-	ext2fs.PutDirent(root, 0, dir, 12, 1, ft, bs)
-	root[8] = '.'
-	ext2fs.PutDirent(root, 12, parent, bs-12, 2, ft, bs)
-	root[20], root[21] = '.', '.'
-	root[24+4] = c.sb.DefHashVersion() // hash_version
-	root[24+5] = 8                     // info_length
-	const limitOff = 32
-	rootLimit := (bs - (32 + dxTail)) / 8
-	nodeLimit := (bs - (8 + dxTail)) / 8
-	nblks := len(out)
-	putEnt := func(b []byte, off int, blk int, hash uint32, withHash bool) {
-		if withHash {
-			binary.LittleEndian.PutUint32(b[off:], hash)
-		}
-		binary.LittleEndian.PutUint32(b[off+4:], uint32(blk))
-	}
-	setCL := func(b []byte, off, limit, count int) {
-		binary.LittleEndian.PutUint16(b[off:], uint16(limit))
-		binary.LittleEndian.PutUint16(b[off+2:], uint16(count))
-	}
-	switch {
-	case nblks-1 <= rootLimit:
-		for i := 1; i < nblks; i++ {
-			putEnt(root, limitOff+(i-1)*8, i, hashes[i], i != 1)
-		}
-		setCL(root, limitOff, rootLimit, nblks-1)
-	case nblks-1 <= rootLimit*nodeLimit:
-		root[24+6] = 1 // indirect_levels
-		// Interior nodes are appended after the leaves; each takes
-		// nodeLimit leaves.
-		nodes := 0
-		var node []byte
-		cnt := 0
-		for i := 1; i < nblks; i++ {
-			if node == nil || cnt == nodeLimit {
-				if node != nil {
-					setCL(node, 8, nodeLimit, cnt)
-				}
-				if nodes == rootLimit {
-					return nil, errNoSpace
-				}
-				node = make([]byte, bs)
-				ext2fs.SetRecLen(node, 0, bs, bs)
-				out = append(out, node)
-				putEnt(root, limitOff+nodes*8, len(out)-1, hashes[i], nodes != 0)
-				nodes++
-				cnt = 0
-			}
-			putEnt(node, 8+cnt*8, i, hashes[i], cnt != 0)
-			cnt++
-		}
-		setCL(node, 8, nodeLimit, cnt)
-		setCL(root, limitOff, rootLimit, nodes)
-	default:
-		return nil, errRehashUnsupported // two index levels
-	}
-	return out, nil
-}
-
 // writeDirectory is e2fsck's write_directory: make room for every block
 // of out, write them in the directory's block order, then set INDEX_FL
 // (or clear it), i_size, and punch the blocks past the new end.
@@ -528,7 +444,7 @@ func (c *Checker) writeDirectory(dir uint32, n ondisk.Inode, osize uint64, out [
 	}
 	n.SetFlags(flags)
 	n.SetSize(uint64(num) * uint64(bs))
-	if err := c.punchFrom(dir, n, uint64(num)); err != nil {
+	if err := ext2fs.Punch(c.libfs(), dir, n, uint64(num)); err != nil {
 		return err
 	}
 	c.writeInode(dir, n)
@@ -536,87 +452,6 @@ func (c *Checker) writeDirectory(dir uint32, n ondisk.Inode, osize uint64, out [
 	// rehash does no quota accounting (1.47.1 added a quota_data_sub of
 	// the size lost), so its quota rewrite keeps them.
 	return nil
-}
-
-// iblkAdd adds (or with a negative count removes) blocks to i_blocks.
-func (c *Checker) iblkAdd(n ondisk.Inode, blocks int64) {
-	f := c.fs
-	units := blocks << f.ClusterBits
-	if !c.sb.HasRoCompat(ondisk.RoCompatHugeFile) || n.Flags()&ondisk.FlagHugeFile == 0 {
-		units *= int64(f.BlockSize / 512)
-	}
-	cur := uint64(n.BlocksLo())
-	if c.sb.HasRoCompat(ondisk.RoCompatHugeFile) {
-		cur |= uint64(n.BlocksHi()) << 32
-	}
-	v := int64(cur) + units
-	if v < 0 {
-		v = 0
-	}
-	n.SetBlocks(uint64(v))
-}
-
-// expandState is e2fsck's expand_dir_struct; lastBlk is expand_dir_proc's
-// static last_blk.
-type expandState struct {
-	c          *Checker
-	dir        uint32
-	guaranteed int64
-	// num is es.num: the iteration stops when it reaches 0 (each new
-	// directory block takes one off), so 0 (rehash's -1) never stops it.
-	num int
-	// lib is the library's expand_dir_proc (ext2fs_expand_dir): the goal
-	// follows data blocks only, where e2fsck's follows mapping blocks too.
-	lib       bool
-	newBlocks int64
-	lastBlock int64
-	lastBlk   uint64
-	err       error
-}
-
-// proc is expand_dir_proc: it returns the (possibly new) block, whether
-// it changed and whether the iteration stops.
-func (es *expandState) proc(b uint64, blockcnt int64) (uint64, bool, bool) {
-	c := es.c
-	f := c.fs
-	if es.guaranteed != 0 && blockcnt >= es.guaranteed {
-		return b, false, true
-	}
-	if blockcnt > 0 {
-		es.lastBlock = blockcnt
-	}
-	if b != 0 {
-		if !es.lib || blockcnt >= 0 {
-			es.lastBlk = b
-		}
-		return b, false, false
-	}
-	var nb uint64
-	mask := uint64(1)<<f.ClusterBits - 1
-	if blockcnt != 0 && f.ClusterOf(es.lastBlk) == f.ClusterOf(es.lastBlk+1) {
-		nb = es.lastBlk + 1
-	} else {
-		var ok bool
-		nb, ok = c.newBlock(es.lastBlk &^ mask)
-		if !ok {
-			es.err = ext2fs.ErrBlockAllocFail
-			return b, false, true
-		}
-		es.newBlocks++
-	}
-	if !es.lib || blockcnt >= 0 {
-		es.lastBlk = nb
-	}
-	if blockcnt > 0 {
-		c.writeDirBlock(nb, c.newDirBlock(0, 0), es.dir)
-		es.num--
-	} else {
-		c.writeBlock(nb, make([]byte, f.BlockSize))
-	}
-	if cl := f.ClusterOf(nb); !c.blockFound.Test(cl) {
-		c.blockFound.Set(cl)
-	}
-	return nb, true, es.num == 0
 }
 
 // expandDirTo is e2fsck_expand_directory(ctx, dir, -1, num): holes and
@@ -631,287 +466,28 @@ func (c *Checker) expandDirTo(dir uint32, n ondisk.Inode, num int) error {
 			have++
 		}
 	}
-	es := &expandState{c: c, dir: dir, guaranteed: int64(num)}
 	if have == num {
 		// Nothing to allocate: only i_size changes, to num blocks.
 		n.SetSize(uint64(num) * uint64(f.BlockSize))
 		return nil
 	}
-	if n.Flags()&ondisk.FlagExtents != 0 {
-		if err := c.expandExtents(es, n, lblks); err != nil {
-			return err
-		}
-	} else {
-		c.expandMapped(es, n)
+	es := c.dirExpander(dir)
+	es.Guaranteed = int64(num)
+	if err := es.Expand(n); err != nil {
+		return err
 	}
-	if es.err != nil {
-		return es.err
-	}
-	n.SetSize(uint64(es.lastBlock+1) * uint64(f.BlockSize))
-	c.iblkAdd(n, es.newBlocks)
-	if es.newBlocks > 0 {
-		c.chargeQuota(dir, n, uint64(es.newBlocks)*uint64(f.BlockSize)<<f.ClusterBits, 0)
+	n.SetSize(uint64(es.LastBlock+1) * uint64(f.BlockSize))
+	_ = ext2fs.IblkAddBlocks(f, n, uint64(es.NewBlocks))
+	if es.NewBlocks > 0 {
+		c.chargeQuota(dir, n, uint64(es.NewBlocks)*c.clusterBytes(), 0)
 	}
 	c.writeInode(dir, n)
 	return nil
 }
 
-// expandMapped runs expand_dir_proc over a block-mapped inode with the
-// library's iterator and BLOCK_FLAG_APPEND: every slot is offered, a new
-// mapping block is read back (empty) and filled; the iterator's error is
-// ignored, as expand_directory ignores it.
-func (c *Checker) expandMapped(es *expandState, n ondisk.Inode) {
-	it := &ext2fs.BlockIter{FS: c.fs, IO: repairIO{c}, Flags: ext2fs.BlockFlagAppend}
-	it.Iterate(n, func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
-		b, ch, stop := es.proc(*blk, blockcnt)
-		r := 0
-		if ch {
-			*blk, r = b, ext2fs.BlockChanged
-		}
-		if stop {
-			r |= ext2fs.BlockAbort
-		}
-		return r
-	})
-}
-
-// expandExtents appends blocks after the last extent of an extent-mapped
-// inode (a tree of depth 0 or 1), as the library's iterator with
-// BLOCK_FLAG_APPEND and ext2fs_extent_set_bmap do when the last leaf has
-// room: the last extent grows when the new block follows it, else a new
-// extent is added.
-func (c *Checker) expandExtents(es *expandState, n ondisk.Inode, lblks []int64) error {
-	f := c.fs
-	root := ondisk.ExtentHeader(n.IBlock())
-	if root.Verify() != nil {
-		return errRehashUnsupported
-	}
-	if root.Depth() > 1 {
-		return c.expandExtentsHandle(es, n, 0, 0, false)
-	}
-	h := root
-	var leafBlk uint64
-	blockcnt := int64(0)
-	walkLeaf := func(h ondisk.ExtentHeader) bool {
-		for i := 0; i < int(h.Entries()); i++ {
-			e := h.Leaf(i)
-			for k := uint32(0); k < e.Len; k++ {
-				if _, _, stop := es.proc(e.Pblk+uint64(k), int64(e.Lblk+k)); stop {
-					return true
-				}
-			}
-			blockcnt = int64(e.Lblk + e.Len)
-		}
-		return false
-	}
-	if root.Depth() == 0 {
-		if walkLeaf(root) {
-			return nil
-		}
-	} else {
-		for i := 0; i < int(root.Entries()); i++ {
-			x := root.Idx(i)
-			if _, _, stop := es.proc(x.Leaf, -1); stop {
-				return nil
-			}
-			buf := make([]byte, f.BlockSize)
-			if x.Leaf >= f.BlocksCount || f.ReadBlock(x.Leaf, buf) != nil {
-				return ext2fs.ErrDirCorrupted
-			}
-			lh := ondisk.ExtentHeader(buf)
-			if lh.Verify() != nil || lh.Depth() != 0 {
-				return ext2fs.ErrDirCorrupted
-			}
-			if walkLeaf(lh) {
-				return nil
-			}
-			h, leafBlk = lh, x.Leaf
-		}
-	}
-	defer func() {
-		if leafBlk != 0 {
-			c.writeExtentLeaf(es.dir, n, leafBlk, h)
-		}
-	}()
-	for {
-		nb, ch, stop := es.proc(0, blockcnt)
-		if !ch {
-			return nil
-		}
-		cnt := int(h.Entries())
-		if cnt > 0 {
-			ent := h[ondisk.ExtentHeaderSize+(cnt-1)*ondisk.ExtentEntrySize:]
-			last := h.Leaf(cnt - 1)
-			if !last.Uninit && int64(last.Lblk+last.Len) == blockcnt && last.Pblk+uint64(last.Len) == nb && last.Len < ondisk.ExtentInitMaxLen-1 {
-				binary.LittleEndian.PutUint16(ent[4:], uint16(last.Len+1))
-				blockcnt++
-				if stop {
-					return nil
-				}
-				continue
-			}
-		}
-		if cnt >= int(h.Max()) {
-			if leafBlk != 0 {
-				// The library splits the leaf: the handle goes on from
-				// here, with this leaf as written so far.
-				c.writeExtentLeaf(es.dir, n, leafBlk, h)
-				leafBlk = 0
-				return c.expandExtentsHandle(es, n, blockcnt, nb, stop)
-			}
-			// A full root moves into a new leaf block allocated near
-			// its first extent, and becomes an index (extent_node_split).
-			mask := uint64(1)<<f.ClusterBits - 1
-			goal := (h.Leaf(0).Pblk - (uint64(1) << f.ClusterBits)) &^ mask
-			b, ok := c.newBlock(goal)
-			if !ok {
-				es.err = ext2fs.ErrBlockAllocFail
-				return nil
-			}
-			buf := make([]byte, f.BlockSize)
-			copy(buf, h[:ondisk.ExtentHeaderSize+cnt*ondisk.ExtentEntrySize])
-			binary.LittleEndian.PutUint16(buf[4:], uint16((f.BlockSize-ondisk.ExtentHeaderSize)/ondisk.ExtentEntrySize))
-			first := h.Leaf(0).Lblk
-			binary.LittleEndian.PutUint16(h[2:], 1)
-			binary.LittleEndian.PutUint16(h[6:], 1)
-			ent := h[ondisk.ExtentHeaderSize:]
-			binary.LittleEndian.PutUint32(ent[0:], first)
-			binary.LittleEndian.PutUint32(ent[4:], uint32(b))
-			binary.LittleEndian.PutUint16(ent[8:], uint16(b>>32))
-			binary.LittleEndian.PutUint16(ent[10:], 0)
-			c.iblkAdd(n, 1)
-			h, leafBlk = ondisk.ExtentHeader(buf), b
-		}
-		ent := h[ondisk.ExtentHeaderSize+cnt*ondisk.ExtentEntrySize:]
-		binary.LittleEndian.PutUint32(ent[0:], uint32(blockcnt))
-		binary.LittleEndian.PutUint16(ent[4:], 1)
-		binary.LittleEndian.PutUint16(ent[6:], uint16(nb>>32))
-		binary.LittleEndian.PutUint32(ent[8:], uint32(nb))
-		binary.LittleEndian.PutUint16(h[2:], uint16(cnt+1))
-		blockcnt++
-		if stop {
-			return nil
-		}
-	}
-}
-
-// writeExtentLeaf writes leaf h of directory dir's extent tree at blk,
-// with its checksum.
-func (c *Checker) writeExtentLeaf(dir uint32, n ondisk.Inode, blk uint64, h ondisk.ExtentHeader) {
-	f := c.fs
-	if f.MetadataCsum {
-		end := ondisk.ExtentHeaderSize + int(h.Max())*ondisk.ExtentEntrySize
-		if sum, _, ok := ondisk.ExtentBlockChecksum(h, f.CsumSeed, dir, n.Generation()); ok {
-			binary.LittleEndian.PutUint32(h[end:], sum)
-		}
-	}
-	c.writeBlock(blk, h)
-}
-
-// expandExtentsHandle is expand_dir_proc run by the library's iterator
-// over an extent handle (ext2fs_block_iterate3 with BLOCK_FLAG_APPEND,
-// each new block mapped by ext2fs_extent_set_bmap, which splits full
-// nodes and grows the tree): for trees deeper than one index level and
-// for a last leaf that must split. A block expand_dir_proc already gave
-// for logical block pendLblk (pendBlk, 0 if none) is mapped first, as the
-// library maps it right after the callback (stop: the callback ended the
-// iteration there). Blocks already mapped are then offered again, which
-// expand_dir_proc only notes, before the appends go on.
-func (c *Checker) expandExtentsHandle(es *expandState, n ondisk.Inode, pendLblk int64, pendBlk uint64, stop bool) error {
-	x, err := c.openExtHandle(es.dir, n)
-	if err != nil {
-		return ext2fs.ErrDirCorrupted
-	}
-	if pendBlk != 0 {
-		if err := x.SetBmap(uint64(pendLblk), pendBlk, false); err != nil {
-			return err
-		}
-		if stop {
-			return nil
-		}
-	}
-	_, err = x.Iterate(ext2fs.BlockFlagAppend, func(blk *uint64, blockcnt int64) int {
-		nb, changed, stop := es.proc(*blk, blockcnt)
-		r := 0
-		if changed {
-			*blk = nb
-			r |= ext2fs.BlockChanged
-		}
-		if stop {
-			r |= ext2fs.BlockAbort
-		}
-		return r
-	})
-	if err != nil && es.err == nil {
-		return err
-	}
-	return nil
-}
-
-// punchFrom is ext2fs_punch(dir, start, ~0): every block from logical
-// block start on is freed, emptied indirect and extent blocks with them,
-// and i_blocks lowered.
-func (c *Checker) punchFrom(dir uint32, n ondisk.Inode, start uint64) error {
-	if n.Flags()&ondisk.FlagExtents != 0 {
-		return ext2fs.PunchExtents(c.libfs(), dir, n, start)
-	}
-	f := c.fs
-	ib := n.IBlock()
-	freed := int64(0)
-	per := uint64(f.BlockSize / 4)
-	// ind frees what slot maps from logical offset on (level 0: a data
-	// block); it reports whether the slot was freed.
-	var ind func(slot []byte, level int, offset uint64) bool
-	ind = func(slot []byte, level int, offset uint64) bool {
-		b := uint64(leU32(slot))
-		if b == 0 {
-			return false
-		}
-		if level > 0 {
-			if b >= f.BlocksCount {
-				return false
-			}
-			buf := make([]byte, f.BlockSize)
-			if f.ReadBlock(b, buf) != nil {
-				return false
-			}
-			incr := uint64(1)
-			for k := 1; k < level; k++ {
-				incr *= per
-			}
-			for i := uint64(0); i < per; i++ {
-				o := offset + i*incr
-				if o+incr <= start {
-					continue
-				}
-				ind(buf[4*i:4*i+4], level-1, o)
-			}
-			c.writeBlock(b, buf)
-			for _, x := range buf {
-				if x != 0 {
-					return false
-				}
-			}
-		}
-		c.releaseBlock(b)
-		freed++
-		binary.LittleEndian.PutUint32(slot, 0)
-		return true
-	}
-	for i := uint64(0); i < 12; i++ {
-		if i >= start {
-			ind(ib[4*i:4*i+4], 0, i)
-		}
-	}
-	base := uint64(12)
-	span := uint64(1)
-	for level := 1; level <= 3; level++ {
-		span *= per
-		if base+span > start {
-			ind(ib[4*(11+level):4*(12+level)], level, base)
-		}
-		base += span
-	}
-	c.iblkAdd(n, -freed)
-	return nil
+// dirExpander is the library's expand_dir_proc over directory dir,
+// allocating from the passes' maps and writing through the repair path.
+func (c *Checker) dirExpander(dir uint32) *ext2fs.DirExpander {
+	return &ext2fs.DirExpander{Fsys: c.libfs(), IO: repairIO{c}, Dir: dir,
+		NewDirBlock: func(blk uint64) { c.writeDirBlock(blk, c.newDirBlock(0, 0), dir) }}
 }

@@ -130,9 +130,9 @@ func (c *Checker) newTableBlock(g uint32, name string, num, old uint64) (uint64,
 		last = f.GroupLastBlock(lastGrp)
 	}
 	last = min(last, f.BlocksCount-1)
-	blk, ok := c.freeBlockRun(first, last, num)
+	blk, ok := ext2fs.GetFreeBlocks(f, c.blockFound, first, last, num)
 	if !ok && flex {
-		blk, ok = c.freeBlockRun(f.FirstDataBlock, f.BlocksCount, num)
+		blk, ok = ext2fs.GetFreeBlocks(f, c.blockFound, f.FirstDataBlock, f.BlocksCount, num)
 	}
 	p := problem.Problem{Group: g, Blk: old, Str: name}
 	if !ok {
@@ -165,53 +165,6 @@ func (c *Checker) newTableBlock(g uint32, name string, num, old uint64) (uint64,
 	return blk, true
 }
 
-// freeBlockRun is ext2fs_get_free_blocks2 over the block found map: the
-// first block b, stepping by clusters from start (the first data block
-// when 0) until finish, such that [b, b+num) is free. A run that would
-// pass the end of the filesystem fails when finish > start, and wraps
-// around to the first data block otherwise.
-func (c *Checker) freeBlockRun(start, finish, num uint64) (uint64, bool) {
-	f := c.fs
-	ratio := uint64(1) << f.ClusterBits
-	b := start
-	if b == 0 {
-		b = f.FirstDataBlock
-	}
-	if finish == 0 {
-		finish = start
-	}
-	if num == 0 {
-		num = 1
-	}
-	if num > f.BlocksCount {
-		return 0, false
-	}
-	b &^= ratio - 1
-	finish &^= ratio - 1
-	for wraps := 0; wraps < 3; {
-		if b+num-1 >= f.BlocksCount {
-			if finish > start {
-				return 0, false
-			}
-			b = f.FirstDataBlock
-			wraps++
-		}
-		lo, hi := b>>f.ClusterBits, (b+num+ratio-1)>>f.ClusterBits
-		used := c.blockFound.NextSet(lo)
-		if used >= hi {
-			return b, true
-		}
-		// Every start up to the used cluster includes it: go on just past
-		// it, unless finish comes first.
-		next := max((used+1)<<f.ClusterBits, b+ratio)
-		if b < finish && finish <= next {
-			return 0, false
-		}
-		b = next
-	}
-	return 0, false
-}
-
 // holdRepairBlocks keeps free the blocks e2fsck reserves at pass 1's end
 // for re-creating the root directory and /lost+found when pass 1 did not
 // find them (reserve_block_for_root_repair and _lnf_repair: the first free
@@ -221,7 +174,7 @@ func (c *Checker) holdRepairBlocks() (release func()) {
 	f := c.fs
 	var held []uint64
 	hold := func() {
-		if b, ok := c.freeBlockRun(f.FirstDataBlock, f.BlocksCount, 1); ok {
+		if b, ok := ext2fs.GetFreeBlocks(f, c.blockFound, f.FirstDataBlock, f.BlocksCount, 1); ok {
 			cl := f.ClusterOf(b)
 			c.blockFound.Set(cl)
 			held = append(held, cl)

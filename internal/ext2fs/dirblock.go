@@ -124,3 +124,49 @@ func UnlinkInBlock(buf []byte, bs int, name string, ino uint32, force bool) (don
 	}
 	return false, nil
 }
+
+// LinkBlocks is ext2fs_link's walk over the leaf blocks pblks of a
+// directory, in iteration order: link_proc on each block, a block it
+// changed given to write (which adds the checksum), until the name is
+// added. ErrDirNoSpace when no block had room; ErrDirCorrupted when a
+// block cannot be read or holds a damaged entry.
+func LinkBlocks(fsys *Filsys, pblks []uint64, write func(blk uint64, buf []byte), name string, ino uint32, ft uint8) error {
+	f := fsys.FS
+	buf := make([]byte, f.BlockSize)
+	for _, pb := range pblks {
+		if pb >= f.BlocksCount || fsys.IO.ReadBlock(pb, buf) != nil {
+			return ErrDirCorrupted
+		}
+		done, changed, err := LinkInBlock(buf, f.BlockSize, f.MetadataCsum, name, ino, ft)
+		if changed {
+			write(pb, buf)
+		}
+		if err != nil || done {
+			return err
+		}
+	}
+	return ErrDirNoSpace
+}
+
+// UnlinkBlocks is ext2fs_unlink's walk over pblks: the first entry called
+// name (naming ino, unless ino is 0) is removed and its block given to
+// write. ErrDirNoSpace when none matched (the library's answer then);
+// ErrDirCorrupted as for LinkBlocks.
+func UnlinkBlocks(fsys *Filsys, pblks []uint64, write func(blk uint64, buf []byte), name string, ino uint32) error {
+	f := fsys.FS
+	buf := make([]byte, f.BlockSize)
+	for _, pb := range pblks {
+		if pb >= f.BlocksCount || fsys.IO.ReadBlock(pb, buf) != nil {
+			return ErrDirCorrupted
+		}
+		done, err := UnlinkInBlock(buf, f.BlockSize, name, ino, false)
+		if err != nil {
+			return err
+		}
+		if done {
+			write(pb, buf)
+			return nil
+		}
+	}
+	return ErrDirNoSpace
+}

@@ -102,3 +102,39 @@ func TestSetRecLen(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkBlocksMatchDebugfs links a name into a directory of several
+// blocks and unlinks one from its last block, and compares every block
+// with what debugfs's ln and unlink leave on a copy; a name not there
+// and a full directory are ErrDirNoSpace.
+func TestLinkBlocksMatchDebugfs(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", BlockSize: 1024, Features: "^metadata_csum,^dir_index",
+		Populate: func(tr *testfs.Tree) { tr.ManyFiles("d", 60) }})
+	ref := testfs.CopyImage(t, img)
+	bm := testfs.Blocks(t, img, "/d")
+	if len(bm.Data) < 3 {
+		t.Fatalf("directory of %d blocks", len(bm.Data))
+	}
+	testfs.Debugfs(t, ref, "ln /d/entry-with-a-long-name-00001 /d/newname", "unlink /d/entry-with-a-long-name-00059")
+	fsys := openRW(t, img)
+	write := func(blk uint64, buf []byte) { fsys.IO.WriteBlock(blk, buf) }
+	ino := testfs.Ino(t, img, "/d/entry-with-a-long-name-00001")
+	if err := LinkBlocks(fsys, bm.Data, write, "newname", ino, ondisk.FTRegFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := UnlinkBlocks(fsys, bm.Data, write, "entry-with-a-long-name-00059", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := UnlinkBlocks(fsys, bm.Data, write, "missing", 0); err != ErrDirNoSpace {
+		t.Errorf("unlinking a missing name: %v", err)
+	}
+	if err := LinkBlocks(fsys, bm.Data[:0], write, "x", ino, ondisk.FTRegFile); err != ErrDirNoSpace {
+		t.Errorf("linking into no blocks: %v", err)
+	}
+	for _, b := range bm.Data {
+		if !bytes.Equal(testfs.ReadAt(t, img, int64(b)*1024, 1024), testfs.ReadAt(t, ref, int64(b)*1024, 1024)) {
+			t.Errorf("block %d differs from debugfs's", b)
+		}
+	}
+}

@@ -23,23 +23,18 @@ const JnlBackupBlocks = 1
 // blocks for a filesystem of blocks blocks, -1 when it is too small for
 // one.
 func DefaultJournalSize(blocks uint64) int {
-	switch {
-	case blocks < 2048:
+	if blocks < 2048 {
 		return -1
-	case blocks < 32768:
-		return 1024
-	case blocks < 256*1024:
-		return 4096
-	case blocks < 512*1024:
-		return 8192
-	case blocks < 4096*1024:
-		return 16384
-	case blocks < 8192*1024:
-		return 32768
-	case blocks < 16384*1024:
-		return 65536
-	case blocks < 32768*1024:
-		return 131072
+	}
+	// The journal size for filesystems below each count of blocks.
+	for _, s := range [...]struct {
+		below uint64
+		size  int
+	}{{32768, 1024}, {256 * 1024, 4096}, {512 * 1024, 8192}, {4096 * 1024, 16384},
+		{8192 * 1024, 32768}, {16384 * 1024, 65536}, {32768 * 1024, 131072}} {
+		if blocks < s.below {
+			return s.size
+		}
 	}
 	return 262144
 }
@@ -208,17 +203,23 @@ func PlanJournal(f *fs.FS, used *bitmap.Bitmap, n, goal uint64) (*JournalPlan, b
 	per := uint64(f.BlockSize / 4)
 	goal = f.GroupFirstBlock(0)
 	iblock := ondisk.MapBlock(p.IBlock[:])
-	// mapData takes the next data block and enters it at entry idx of
-	// m (the inode's i_block or a mapping block of level 1).
-	mapData := func(m ondisk.MapBlock, idx uint64) bool {
+	// takeAt takes the next block, enters it at entry idx of m and
+	// appends it to list.
+	takeAt := func(m ondisk.MapBlock, idx uint64, list *[]uint64) (uint64, bool) {
 		b, ok := take(goal)
 		if !ok || b >= 1<<32 {
-			return false
+			return 0, false
 		}
 		goal = b + 1
 		m.SetPtr(int(idx), uint32(b))
-		p.Data = append(p.Data, b)
-		return true
+		*list = append(*list, b)
+		return b, true
+	}
+	// mapData takes the next data block and enters it at entry idx of
+	// m (the inode's i_block or a mapping block of level 1).
+	mapData := func(m ondisk.MapBlock, idx uint64) bool {
+		_, ok := takeAt(m, idx, &p.Data)
+		return ok
 	}
 	// mapBlock maps relative block rel under entry idx of parent, a
 	// mapping block of the given level (1: it holds data pointers),
@@ -227,13 +228,10 @@ func PlanJournal(f *fs.FS, used *bitmap.Bitmap, n, goal uint64) (*JournalPlan, b
 	mapBlock = func(parent ondisk.MapBlock, idx uint64, level int, rel uint64) bool {
 		e := parent.Ptr(int(idx))
 		if e == 0 {
-			b, ok := take(goal)
-			if !ok || b >= 1<<32 {
+			b, ok := takeAt(parent, idx, &p.Meta)
+			if !ok {
 				return false
 			}
-			goal = b + 1
-			parent.SetPtr(int(idx), uint32(b))
-			p.Meta = append(p.Meta, b)
 			p.MetaBuf[b] = make([]byte, f.BlockSize)
 			e = uint32(b)
 		}
