@@ -29,7 +29,7 @@ func init() {
 // errRehashUnsupported is a rebuild e2fsck makes but gofsck cannot make
 // the same (a third index level): the run stops as for an unimplemented
 // fix, writing nothing.
-var errRehashUnsupported = ext2fs.ErrHtreeTooDeep
+var errRehashUnsupported = errHtreeTooDeep
 
 // queueLinearDirs is the end of e2fsck's check_blocks for directories in a
 // writable run with dir_index: a directory without INDEX_FL whose i_size
@@ -179,7 +179,7 @@ func (c *Checker) rebuildDir(dir uint32) error {
 			hv = byte(dirhash.SipHash) // set_root_node's hash_version
 		}
 		var err error
-		if out, err = ext2fs.CalculateTree(out, hashes, dir, parent, ft, hv, f.MetadataCsum); err != nil {
+		if out, err = calculateTree(out, hashes, dir, parent, ft, hv, f.MetadataCsum); err != nil {
 			return err
 		}
 	}

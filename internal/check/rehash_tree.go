@@ -1,8 +1,9 @@
-package ext2fs
+package check
 
 import (
 	"errors"
 
+	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 )
 
@@ -11,19 +12,19 @@ import (
 // leaves are laid out by the caller, the index blocks written here.
 
 var (
-	// ErrNoSpace is ENOSPC, calculate_tree's error for more leaves than
+	// errNoSpace is ENOSPC, calculate_tree's error for more leaves than
 	// one index level holds.
-	ErrNoSpace Errcode = "No space left on device"
-	// ErrHtreeTooDeep is a tree that needs a second level of interior
+	errNoSpace ext2fs.Errcode = "No space left on device"
+	// errHtreeTooDeep is a tree that needs a second level of interior
 	// nodes, which e2fsck builds and gofsck does not.
-	ErrHtreeTooDeep = errors.New("directory rebuild not implemented")
+	errHtreeTooDeep = errors.New("directory rebuild not implemented")
 )
 
-// CalculateTree writes the root into out[0] (whose leaves are out[1:],
+// calculateTree writes the root into out[0] (whose leaves are out[1:],
 // hashes[i] the first hash of leaf i) and appends the interior nodes when
 // the leaves do not fit in the root. dir and parent are the inodes of '.'
 // and '..', ft their file type byte; csum leaves room for the dx tail.
-func CalculateTree(out [][]byte, hashes []uint32, dir, parent uint32, ft, hashVersion uint8, csum bool) ([][]byte, error) {
+func calculateTree(out [][]byte, hashes []uint32, dir, parent uint32, ft, hashVersion uint8, csum bool) ([][]byte, error) {
 	root := out[0]
 	bs := len(root)
 	clear(root)
@@ -31,9 +32,9 @@ func CalculateTree(out [][]byte, hashes []uint32, dir, parent uint32, ft, hashVe
 	if csum {
 		dxTail = ondisk.DxTailSize
 	}
-	PutDirent(root, 0, dir, 12, 1, ft, bs)
+	ext2fs.PutDirent(root, 0, dir, 12, 1, ft, bs)
 	root[8] = '.'
-	PutDirent(root, 12, parent, bs-12, 2, ft, bs)
+	ext2fs.PutDirent(root, 12, parent, bs-12, 2, ft, bs)
 	root[20], root[21] = '.', '.'
 	const limitOff = ondisk.DxRootInfoOff + ondisk.DxRootInfoSize
 	rootLimit := (bs - (limitOff + dxTail)) / ondisk.DxEntrySize
@@ -58,10 +59,10 @@ func CalculateTree(out [][]byte, hashes []uint32, dir, parent uint32, ft, hashVe
 					ondisk.SetDxCountLimit(node, ondisk.DxNodeCountOff, nodeLimit, cnt)
 				}
 				if nodes == rootLimit {
-					return nil, ErrNoSpace
+					return nil, errNoSpace
 				}
 				node = make([]byte, bs)
-				SetRecLen(node, 0, bs, bs)
+				ext2fs.SetRecLen(node, 0, bs, bs)
 				out = append(out, node)
 				ondisk.SetDxEntry(root, limitOff, nodes, hashes[i], uint32(len(out)-1))
 				nodes++
@@ -73,7 +74,7 @@ func CalculateTree(out [][]byte, hashes []uint32, dir, parent uint32, ft, hashVe
 		ondisk.SetDxCountLimit(node, ondisk.DxNodeCountOff, nodeLimit, cnt)
 		ondisk.SetDxCountLimit(root, limitOff, rootLimit, nodes)
 	default:
-		return nil, ErrHtreeTooDeep
+		return nil, errHtreeTooDeep
 	}
 	return out, nil
 }

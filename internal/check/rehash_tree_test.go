@@ -1,4 +1,4 @@
-package ext2fs
+package check
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ func TestCalculateTreeLikeE2fsck(t *testing.T) {
 	}
 	dotdot, _ := ondisk.DecodeDirent(want, 12, bs)
 	info, _ := ondisk.DecodeDxRootInfo(want)
-	got, err := CalculateTree(out, hashes, testfs.Ino(t, img, "/d"), dotdot.Ino, ondisk.FTDir, info.HashVersion, true)
+	got, err := calculateTree(out, hashes, testfs.Ino(t, img, "/d"), dotdot.Ino, ondisk.FTDir, info.HashVersion, true)
 	if err != nil || len(got) != count+1 {
 		t.Fatalf("CalculateTree: %d blocks, %v", len(got), err)
 	}
@@ -58,7 +58,7 @@ func TestCalculateTreeInterior(t *testing.T) {
 		out[i] = make([]byte, bs)
 		hashes[i] = uint32(i) << 20
 	}
-	got, err := CalculateTree(out, hashes, 2, 2, 0, 1, false)
+	got, err := calculateTree(out, hashes, 2, 2, 0, 1, false)
 	if err != nil || len(got) != leaves+1+2 {
 		t.Fatalf("CalculateTree: %d blocks, %v", len(got), err)
 	}
@@ -79,7 +79,7 @@ func TestCalculateTreeInterior(t *testing.T) {
 	for i := range big {
 		big[i] = make([]byte, bs)
 	}
-	if _, err := CalculateTree(big, make([]uint32, len(big)), 2, 2, 0, 1, false); err != ErrHtreeTooDeep {
+	if _, err := calculateTree(big, make([]uint32, len(big)), 2, 2, 0, 1, false); err != errHtreeTooDeep {
 		t.Errorf("two levels: %v", err)
 	}
 }
