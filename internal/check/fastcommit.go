@@ -2,7 +2,6 @@ package check
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 
 	"gofsck/internal/bitmap"
@@ -55,7 +54,7 @@ func (c *Checker) fastCommits(j *jnl, jn *journal.Journal) (res *RecoverResult, 
 		// jbd2_journal_recover fails at PASS_SCAN: nothing is replayed,
 		// the journal is emptied keeping s_sequence.
 		jsb := *jn.Superblock()
-		binary.BigEndian.PutUint32(jsb[jsbStart:], 0)
+		jsb.SetStart(0)
 		c.writeJournalSuper(j, &jsb)
 		r := recoverError(fc.Err)
 		return &r, 0
@@ -88,7 +87,7 @@ func (c *Checker) fcReplayFailed(j *jnl, jn *journal.Journal, err error, res *jo
 		return r, false
 	}
 	jsb := *jn.Superblock()
-	binary.BigEndian.PutUint32(jsb[jsbStart:], 0)
+	jsb.SetStart(0)
 	c.writeJournalSuper(j, &jsb)
 	if f.Corrupted() {
 		r.Verdict = RecoverCorrupted

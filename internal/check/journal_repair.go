@@ -24,10 +24,6 @@ const (
 	RecoverFailed    // any other error: "<prog>: <Msg> while recovering journal of <dev>"
 )
 
-// jsbStart is the offset of the journal superblock's s_start
-// (fastcommit.go's; the setters are jbd2.Superblock's).
-const jsbStart = 0x1C
-
 // einval is -EINVAL as e2fsck stores it in s_errno after a failed commit.
 const einval = 22
 
