@@ -58,7 +58,9 @@ type Sink interface {
 
 // LibOutput is an optional Sink capability: the lines e2fsprogs'
 // libraries and e2fsck's fatal_error print on stderr, outside the problem
-// table. A Sink without it drops them (a FatalError still stops the run).
+// table. A Sink without it drops them (a FatalError still stops the run);
+// a Sink with only some of these methods is not a LibOutput, so a sink
+// meant to print them asserts var _ check.LibOutput = (*T)(nil).
 type LibOutput interface {
 	// FatalError prints a library error that ends the run (a com_err
 	// line ending in a newline) and marks the run aborted.

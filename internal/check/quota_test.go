@@ -26,7 +26,13 @@ type diagSink struct {
 	out *bytes.Buffer
 }
 
-func (s *diagSink) Diagnostic(line string) { s.out.WriteString(line) }
+// diagSink is a check.LibOutput for the diagnostics only.
+var _ check.LibOutput = (*diagSink)(nil)
+
+func (s *diagSink) Diagnostic(line string)        { s.out.WriteString(line) }
+func (s *diagSink) FatalError(line string)        { s.out.WriteString(line) }
+func (s *diagSink) LibError(bool, string, string) {}
+func (s *diagSink) DeviceName() string            { return "" }
 
 // checkInProcess runs what gofsck -fn runs on img with a diagSink and
 // returns the transcript.
