@@ -1,14 +1,9 @@
 package check
 
 import (
-	"encoding/binary"
-
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
-
-// dindSlot is the index of the double-indirect pointer in i_block.
-const dindSlot = 13
 
 // CheckResizeInode validates the resize inode against the reserved GDT
 // blocks (spec 2.8, e2fsck's check_resize_inode). It runs after the skip
@@ -78,9 +73,9 @@ func (c *Checker) CheckResizeInode() {
 func (c *Checker) resizeInodeValid(n ondisk.Inode, scratch []byte) bool {
 	f := c.fs
 	sb := c.sb
-	dind := uint64(n.Block(dindSlot))
+	dind := uint64(n.Block(ondisk.DindBlock))
 	for i := 0; i < ondisk.IBlockSize/4; i++ {
-		if i != dindSlot && n.Block(i) != 0 {
+		if i != ondisk.DindBlock && n.Block(i) != 0 {
 			return false
 		}
 	}
@@ -102,7 +97,7 @@ func (c *Checker) resizeInodeValid(n ondisk.Inode, scratch []byte) bool {
 	}
 	for i := 0; i < int(sb.ReservedGdtBlocks())/4; i, gdtOff, pblk = i+1, gdtOff+1, pblk+1 {
 		gdtOff %= perBlock
-		if binary.LittleEndian.Uint32(dindBuf[4*gdtOff:]) != pblk {
+		if ondisk.MapBlock(dindBuf).Ptr(int(gdtOff)) != pblk {
 			return false
 		}
 		if f.ReadBlock(uint64(pblk), ind) != nil {
@@ -117,7 +112,7 @@ func (c *Checker) resizeInodeValid(n ondisk.Inode, scratch []byte) bool {
 				return false
 			}
 			expect := pblk + g*f.BlocksPerGroup
-			if binary.LittleEndian.Uint32(ind[4*indOff:]) != expect {
+			if ondisk.MapBlock(ind).Ptr(int(indOff)) != expect {
 				return false
 			}
 			indOff++

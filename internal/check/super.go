@@ -1,8 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
-
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -177,7 +175,7 @@ func (c *Checker) checkSuperFeatures() {
 	if !sb.HasRoCompat(ondisk.RoCompatMetadataCsum) && sb.HasIncompat(ondisk.IncompatCsumSeed) &&
 		c.fix(problem.Problem{Code: problem.PR_0_CSUM_SEED_WITHOUT_META_CSUM}) && c.repairing() {
 		sb.SetFeatureIncompat(sb.FeatureIncompat() &^ ondisk.IncompatCsumSeed)
-		binary.LittleEndian.PutUint32(sb[sbChecksumSeed:], 0)
+		sb.SetChecksumSeedField(0)
 	}
 	if sb.Is64bit() && !sb.HasIncompat(ondisk.IncompatExtents) &&
 		c.fix(problem.Problem{Code: problem.PR_0_64BIT_WITHOUT_EXTENTS}) && c.repairing() {
@@ -348,7 +346,8 @@ func (c *Checker) checkSuperFields() {
 			}
 		}
 	}
-	for i, q := range []uint32{sb.UsrQuotaInum(), sb.GrpQuotaInum(), sb.PrjQuotaInum()} {
+	for i := range ondisk.MaxQuotas {
+		q := sb.QuotaInum(i)
 		if q == 0 {
 			continue
 		}
@@ -361,7 +360,7 @@ func (c *Checker) checkSuperFields() {
 			continue
 		}
 		if c.fix(problem.Problem{Code: problem.PR_0_INVALID_QUOTA_INO, Ino: q, Num: uint64(i)}) && c.repairing() {
-			binary.LittleEndian.PutUint32(sb[quotaInumOff[i]:], 0)
+			sb.SetQuotaInum(i, 0)
 		}
 	}
 	if c.repairing() {
