@@ -152,11 +152,11 @@ func (c *Checker) checkSuperValues(deviceBlocks uint64) bool {
 	if f.InodeSize > ondisk.GoodOldInodeSize {
 		maxExtra := uint16(f.InodeSize - ondisk.GoodOldInodeSize)
 		bad := func(v uint16) bool { return v != 0 && (v < 4 || v > maxExtra || v&3 != 0) }
-		if v := sb.MinExtraIsize(); bad(v) && c.fix(problem.Problem{Code: problem.PR_0_BAD_MIN_EXTRA_ISIZE, Num: uint64(v)}) {
-			c.setSuper16(sbMinExtraIsize, largeInodeExtra)
+		if v := sb.MinExtraIsize(); bad(v) && c.fix(problem.Problem{Code: problem.PR_0_BAD_MIN_EXTRA_ISIZE, Num: uint64(v)}) && c.repairing() {
+			sb.SetMinExtraIsize(largeInodeExtra)
 		}
-		if v := sb.WantExtraIsize(); bad(v) && c.fix(problem.Problem{Code: problem.PR_0_BAD_WANT_EXTRA_ISIZE, Num: uint64(v)}) {
-			c.setSuper16(sbWantExtraIsize, largeInodeExtra)
+		if v := sb.WantExtraIsize(); bad(v) && c.fix(problem.Problem{Code: problem.PR_0_BAD_WANT_EXTRA_ISIZE, Num: uint64(v)}) && c.repairing() {
+			sb.SetWantExtraIsize(largeInodeExtra)
 		}
 	}
 	return true

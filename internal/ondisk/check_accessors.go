@@ -39,6 +39,14 @@ func (s Superblock) SetQuotaInum(t int, v uint32) {
 // SetChecksumSeedField stores s_checksum_seed (ChecksumSeedField).
 func (s Superblock) SetChecksumSeedField(v uint32) { s.put32(offChecksumSeed, v) }
 
+// SetMinExtraIsize and SetWantExtraIsize store s_min_extra_isize and
+// s_want_extra_isize.
+func (s Superblock) SetMinExtraIsize(v uint16)  { s.put16(offMinExtraIsize, v) }
+func (s Superblock) SetWantExtraIsize(v uint16) { s.put16(offWantExtraIsize, v) }
+
+// SetReservedGdtBlocks stores s_reserved_gdt_blocks.
+func (s Superblock) SetReservedGdtBlocks(v uint16) { s.put16(offReservedGdtBlocks, v) }
+
 // SetSizeHigh stores i_size_high alone (SetSize stores both halves).
 func (n Inode) SetSizeHigh(v uint32) { n.put32(offISizeHigh, v) }
 
