@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"gofsck/internal/ondisk"
+	"gofsck/internal/testfs"
 )
 
 // TestCheckSetterOffsets stores through each setter of check_accessors.go
@@ -61,9 +62,7 @@ func TestCheckSetterOffsets(t *testing.T) {
 			var w [4]byte
 			binary.LittleEndian.PutUint32(w[:], v)
 			copy(want[c.off:], w[:c.width])
-			if string(b) != string(want) {
-				t.Errorf("set %#x: bytes %x, want %x", v, b, want)
-			}
+			diffBytes(t, "set", b, want)
 			if got := c.get(b); got != v {
 				t.Errorf("accessor = %#x, want %#x", got, v)
 			}
@@ -133,5 +132,56 @@ func TestCheckAccessors(t *testing.T) {
 	}
 	if ondisk.DirentHashSize != 8 || ondisk.InlineDotDotSize != 4 || ondisk.DxBlockMask != 0x0FFFFFFF {
 		t.Error("directory layout constants differ from EXT2_DIR_ENTRY_HASH_LEN, EXT4_INLINE_DATA_DOTDOT_SIZE, dx_get_block")
+	}
+}
+
+// TestCheckSettersMatchDebugfs sets fields with debugfs (set_inode_field,
+// set_super_value) and the same values with the setters on the image's
+// bytes from before: both must give the same inodes and superblock.
+func TestCheckSettersMatchDebugfs(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Features: "^metadata_csum,^has_journal"})
+	off2, off3 := testfs.InodeOffset(t, img, "<2>"), testfs.InodeOffset(t, img, "<3>")
+	const isize = 256
+	read := func() (ondisk.Superblock, ondisk.Inode, ondisk.Inode) {
+		return testfs.ReadAt(t, img, ondisk.SuperblockOffset, ondisk.SuperblockSize),
+			testfs.ReadAt(t, img, off2, isize), testfs.ReadAt(t, img, off3, isize)
+	}
+	sb, n2, n3 := read()
+	testfs.Debugfs(t, img, "sif <2> faddr 0x01020304", "sif <2> frag 7", "sif <2> fsize 9",
+		"sif <3> ctime @287454020", "sif <3> version 0x55667788",
+		"ssv checksum_seed 0xdeadbeef", "ssv usr_quota_inum 21", "ssv grp_quota_inum 22", "ssv prj_quota_inum 23",
+		"ssv min_extra_isize 12", "ssv want_extra_isize 16", "ssv reserved_gdt_blocks 5")
+	wantSB, want2, want3 := read()
+
+	n2.SetFaddr(0x01020304)
+	n2.SetHurdFrag(7)
+	n2.SetHurdFsize(9)
+	n3.SetEARefCount(287454020<<32 | 0x55667788)
+	sb.SetChecksumSeedField(0xdeadbeef)
+	for i, v := range []uint32{21, 22, 23} {
+		sb.SetQuotaInum(ondisk.UsrQuota+i, v)
+	}
+	sb.SetMinExtraIsize(12)
+	sb.SetWantExtraIsize(16)
+	sb.SetReservedGdtBlocks(5)
+	// What the library updates itself when it closes the filesystem.
+	sb.SetWtime(wantSB.Wtime())
+	sb.SetKbytesWritten(wantSB.KbytesWritten())
+	for _, c := range []struct {
+		name      string
+		got, want []byte
+	}{{"inode 2", n2, want2}, {"inode 3", n3, want3}, {"superblock", sb, wantSB}} {
+		diffBytes(t, c.name, c.got, c.want)
+	}
+}
+
+// diffBytes reports each byte where got and want (of one length) differ.
+func diffBytes(t *testing.T, name string, got, want []byte) {
+	t.Helper()
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("%s: byte %#x is %#02x, want %#02x", name, i, got[i], want[i])
+		}
 	}
 }
