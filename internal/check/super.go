@@ -327,24 +327,20 @@ func (c *Checker) checkSuperFields() {
 	}
 	if (c.forced() || sb.CheckInterval() != 0) && !c.opt.BrokenSystemClock && !c.opt.TimeInsane {
 		now32 := uint32(now)
-		if v := sb.Mtime(); v > now32 {
-			code := problem.PR_0_FUTURE_SB_LAST_MOUNT
+		// A time in the future, fudged when within the fudge.
+		future := func(v uint32, code, fudged problem.Code, off int) {
+			if v <= now32 {
+				return
+			}
 			if uint64(v) <= uint64(now32)+fudge {
-				code = problem.PR_0_FUTURE_SB_LAST_MOUNT_FUDGED
+				code = fudged
 			}
 			if c.fix(problem.Problem{Code: code, Num: uint64(v)}) {
-				c.setSuperTimeQuiet(sbMtime, now32)
+				c.setSuperTimeQuiet(off, now32)
 			}
 		}
-		if v := sb.Wtime(); v > now32 {
-			code := problem.PR_0_FUTURE_SB_LAST_WRITE
-			if uint64(v) <= uint64(now32)+fudge {
-				code = problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED
-			}
-			if c.fix(problem.Problem{Code: code, Num: uint64(v)}) {
-				c.setSuperTimeQuiet(sbWtime, now32)
-			}
-		}
+		future(sb.Mtime(), problem.PR_0_FUTURE_SB_LAST_MOUNT, problem.PR_0_FUTURE_SB_LAST_MOUNT_FUDGED, sbMtime)
+		future(sb.Wtime(), problem.PR_0_FUTURE_SB_LAST_WRITE, problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED, sbWtime)
 	}
 	for i := range ondisk.MaxQuotas {
 		q := sb.QuotaInum(i)
