@@ -2,7 +2,6 @@ package check
 
 import (
 	"bytes"
-	"encoding/binary"
 
 	"gofsck/internal/casefold"
 	"gofsck/internal/ondisk"
@@ -26,7 +25,7 @@ import (
 //     directory is packed linearly), and the root is SipHash.
 
 // direntHashSize is the size of the stored hashes (EXT2_DIR_ENTRY_HASH_LEN).
-const direntHashSize = 8
+const direntHashSize = ondisk.DirentHashSize
 
 // entriesCarryHash is pass 1's view of whether directory ino stores its
 // entries' hashes: EXT4_CASEFOLD_FL (e2fsck's casefolded_dirs, with or
@@ -69,21 +68,12 @@ func isFakeEntry(lblk uint32, off, bs int, csum bool) bool {
 // entry e (its whole record); ok is false when the record cannot hold
 // them.
 func storedHashes(e []byte, nameLen int) (hash, minor uint32, ok bool) {
-	h := ondisk.DirentHeaderSize + (nameLen+3)&^3
-	if h+direntHashSize > len(e) {
-		return 0, 0, false
-	}
-	return binary.LittleEndian.Uint32(e[h:]), binary.LittleEndian.Uint32(e[h+4:]), true
+	return ondisk.DirentHashes(e, 0, nameLen)
 }
 
 // putStoredHashes writes the hashes after the name of the entry at off.
 func putStoredHashes(b []byte, off, nameLen int, hash, minor uint32) {
-	h := off + ondisk.DirentHeaderSize + (nameLen+3)&^3
-	if h+direntHashSize > len(b) {
-		return
-	}
-	binary.LittleEndian.PutUint32(b[h:], hash)
-	binary.LittleEndian.PutUint32(b[h+4:], minor)
+	ondisk.SetDirentHashes(b, off, nameLen, hash, minor)
 }
 
 // rehashCmp is pass 3A's hash_cmp: hash, minor hash, then the names

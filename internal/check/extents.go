@@ -1,8 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
-
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -183,8 +181,7 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 			q.Code = problem.PR_1_UNINIT_DBLOCK
 			if c.fixInode(q, w.n) {
 				// The flag goes; the entry is rewritten.
-				le := h[ondisk.ExtentHeaderSize+pos*ondisk.ExtentEntrySize:]
-				binary.LittleEndian.PutUint16(le[4:], uint16(length))
+				h.Entry(pos).SetRawLen(uint16(length))
 				uninit = false
 				c.writeExtentNode(x, level)
 				failedCsum = false
@@ -306,7 +303,7 @@ func (c *Checker) scanExtentNode(x *extentScan, h ondisk.ExtentHeader, level int
 			}
 			if c.fix(problem.Problem{Code: problem.PR_1_COLLAPSE_DBLOCK, Ino: w.ino, Blk: lblk, Blk2: newLblk, Inode: c.inodeInfo(w.n)}) {
 				// The extent moves down to close the hole.
-				binary.LittleEndian.PutUint32(h[ondisk.ExtentHeaderSize+pos*ondisk.ExtentEntrySize:], uint32(newLblk))
+				h.Entry(pos).SetLblk(uint32(newLblk))
 				c.writeExtentNode(x, level)
 				c.extentFixParents(x, level)
 				lblk = newLblk
@@ -384,9 +381,8 @@ func (c *Checker) writeExtentNode(x *extentScan, l int) {
 	}
 	buf := x.s.levels[l]
 	if c.fs.MetadataCsum {
-		h := ondisk.ExtentHeader(buf)
 		if sum, _, ok := ondisk.ExtentBlockChecksum(buf, c.fs.CsumSeed, w.ino, w.n.Generation()); ok {
-			binary.LittleEndian.PutUint32(buf[ondisk.ExtentHeaderSize+int(h.Max())*ondisk.ExtentEntrySize:], sum)
+			ondisk.ExtentHeader(buf).SetTailChecksum(sum)
 		}
 	}
 	c.writeBlockUncounted(x.path[l], buf)
@@ -418,9 +414,8 @@ func (c *Checker) extentDelete(x *extentScan, l, pos int) bool {
 	if pos < 0 || pos >= n {
 		return false
 	}
-	const hs, es = ondisk.ExtentHeaderSize, ondisk.ExtentEntrySize
 	if pos < n-1 {
-		copy(h[hs+pos*es:], h[hs+(pos+1)*es:hs+n*es])
+		copy(h.Entry(pos), h.Entry(pos + 1)[:(n-pos-1)*ondisk.ExtentEntrySize])
 	} else {
 		x.cur[l] = pos - 1
 	}
@@ -434,9 +429,9 @@ func (c *Checker) extentDelete(x *extentScan, l, pos int) bool {
 		c.blockAllocStatsFree(x.path[l])
 		return true
 	}
-	binary.LittleEndian.PutUint16(h[2:], uint16(n))
+	h.SetEntries(uint16(n))
 	if n == 0 && l == 0 {
-		binary.LittleEndian.PutUint16(h[6:], 0) // eh_depth
+		h.SetDepth(0)
 	}
 	c.writeExtentNode(x, l)
 	return false
@@ -451,14 +446,14 @@ func (c *Checker) extentFixParents(x *extentScan, l int) string {
 		return "" // EXT2_ET_NO_CURRENT_NODE, which e2fsck ignores
 	}
 	top := l
-	start := binary.LittleEndian.Uint32(x.node(l)[ondisk.ExtentHeaderSize+x.cur[l]*ondisk.ExtentEntrySize:])
+	start := x.node(l).Entry(x.cur[l]).Lblk()
 	for l > 0 && x.cur[l] == 0 {
 		l--
-		e := x.node(l)[ondisk.ExtentHeaderSize+x.cur[l]*ondisk.ExtentEntrySize:]
-		if binary.LittleEndian.Uint32(e) == start {
+		e := x.node(l).Entry(x.cur[l])
+		if e.Lblk() == start {
 			break
 		}
-		binary.LittleEndian.PutUint32(e, start)
+		e.SetLblk(start)
 		c.writeExtentNode(x, l)
 	}
 	return c.extentGoto(x, top, uint64(start))

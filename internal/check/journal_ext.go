@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 	"fmt"
 	"io"
 
@@ -32,9 +31,6 @@ type JournalDevice interface {
 	io.ReaderAt
 	io.WriterAt
 }
-
-// extSuperOffset is where the ext2 superblock sits on the journal device.
-const extSuperOffset = 1024
 
 // getExternalJournal is the external branch of e2fsck_get_journal: it
 // opens the journal device and checks its ext2 superblock
@@ -81,7 +77,7 @@ func (c *Checker) getExternalJournal() (*jnl, error) {
 	}
 	rawOff := uint64(0)
 	if start == 0 {
-		rawOff = extSuperOffset
+		rawOff = ondisk.SuperblockOffset
 	}
 	if uint64(len(buf)) < rawOff+ondisk.SuperblockSize {
 		return nil, &libError{string(ext2fs.ErrShortRead)}
@@ -187,7 +183,7 @@ func (c *Checker) fixExtJournalHint() {
 		return
 	}
 	if c.fix(problem.Problem{Code: problem.PR_0_EXTERNAL_JOURNAL_HINT, Num: h.Rdev}) && c.repairing() {
-		binary.LittleEndian.PutUint32(sb[sbJournalDev:], uint32(h.Rdev))
+		sb.SetJournalDev(uint32(h.Rdev))
 	}
 }
 

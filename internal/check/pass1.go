@@ -2,7 +2,6 @@ package check
 
 import (
 	"context"
-	"encoding/binary"
 	"sync"
 
 	"gofsck/internal/bitmap"
@@ -289,12 +288,11 @@ func (c *Checker) hintInodeChildren(chunk []byte, n int) {
 		case raw.Flags()&ondisk.FlagExtents != 0:
 			hintExtentChildren(f, ondisk.ExtentHeader(raw.IBlock()))
 		case raw.Flags()&ondisk.FlagInlineData != 0:
-		case raw.Mode()&0xF000 == 0x8000 || raw.Mode()&0xF000 == 0x4000:
+		case raw.IsReg() || raw.IsDir():
 			// A block-mapped file or directory: its indirect,
 			// double and triple indirect blocks.
-			ib := raw.IBlock()
-			for p := 12; p < 15; p++ {
-				if b := binary.LittleEndian.Uint32(ib[4*p:]); b != 0 {
+			for p := ondisk.IndBlock; p <= ondisk.TindBlock; p++ {
+				if b := raw.Block(p); b != 0 {
 					f.Prefetch(uint64(b), 1)
 				}
 			}
@@ -1054,10 +1052,10 @@ func (c *Checker) libInlineDataSize(n ondisk.Inode) (int, bool) {
 // plus system.data) and whether the system.data attribute was found.
 func inlineDataSize(n ondisk.Inode) (int, bool) {
 	area, _ := libIbodyEA(n)
-	if len(area) < 4 || binary.LittleEndian.Uint32(area) != ondisk.XattrMagic {
+	if !ondisk.HasIbodyXattrHeader(area) {
 		return 0, false
 	}
-	entries := area[4:]
+	entries := area[ondisk.XattrIHeaderSize:]
 	for off := 0; off < len(entries); {
 		e, end, ok := ondisk.DecodeXattrEntry(entries, off)
 		if !ok || end {

@@ -3,7 +3,6 @@ package check
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"sort"
 
 	"gofsck/internal/casefold"
@@ -573,7 +572,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 			dxb.minHash = ^uint32(0)
 			dxb.maxHash = 0
 			first, _ := ondisk.DecodeDirent(buf, 0, f.BlockSize)
-			limit := int(binary.LittleEndian.Uint16(buf[8:]))
+			limit, _, _ := ondisk.DxCountLimit(buf, ondisk.DxNodeCountOff)
 			dxCsum := 0
 			if f.MetadataCsum {
 				dxCsum = ondisk.DxTailSize
@@ -602,7 +601,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 					}
 				}
 			} else if first.Ino == 0 && first.RecLen == f.BlockSize && first.NameLen == 0 &&
-				limit == (f.BlockSize-(8+dxCsum))/ondisk.DxEntrySize {
+				limit == (f.BlockSize-(ondisk.DxNodeCountOff+dxCsum))/ondisk.DxEntrySize {
 				dxb.typ = dxTypeNode
 			}
 			if dxb != nil {
@@ -701,7 +700,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 				d = ondisk.Dirent{Ino: ino, RecLen: 12, NameLen: 1, FileType: ondisk.FTDir}
 				name = dotName
 			} else {
-				d = ondisk.Dirent{Ino: binary.LittleEndian.Uint32(buf), RecLen: 12, NameLen: 2, FileType: ondisk.FTDir}
+				d = ondisk.Dirent{Ino: ondisk.InlineDirParent(buf), RecLen: 12, NameLen: 2, FileType: ondisk.FTDir}
 				name = dotDotName
 			}
 			if !filetypeFS {
@@ -760,7 +759,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 			// The fixes of '.' and '..' rewrote the entry.
 			d, _ = ondisk.DecodeDirent(area, offset, f.BlockSize)
 			name = area[offset+ondisk.DirentHeaderSize : offset+ondisk.DirentHeaderSize+min(d.NameLen, max(0, maxSize-offset-ondisk.DirentHeaderSize))]
-			d.RecLen = ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[offset+4:]), f.BlockSize)
+			d.RecLen = ondisk.DirentRecLen(area, offset, f.BlockSize)
 			w.di = problem.DirentInfo{Ino: d.Ino, RecLen: uint32(d.RecLen), NameLen: uint8(d.NameLen), FileType: d.FileType, Name: name}
 			p.Dirent = &w.di
 		}
@@ -781,12 +780,12 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 		synthPrev = synthetic
 		prevOff = offset
 		if modified && !synthetic {
-			recLen = ondisk.DecodeRecLen(binary.LittleEndian.Uint16(area[offset+4:]), f.BlockSize)
+			recLen = ondisk.DirentRecLen(area, offset, f.BlockSize)
 		}
 		if inlineSize == 0 || dotState > 1 {
 			offset += recLen
 		} else if dotState == 1 {
-			offset = 4
+			offset = ondisk.InlineDotDotSize
 			prevOff = -1
 		}
 		dotState++
@@ -809,7 +808,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 			// e2fsck's pointer shows the entry as the salvage left it,
 			// its name cut at rec_len.
 			ld, _ := ondisk.DecodeDirent(area, lastOff, f.BlockSize)
-			ld.RecLen = int(binary.LittleEndian.Uint16(area[lastOff+4:]))
+			ld.RecLen = int(ondisk.DirentRawRecLen(area, lastOff))
 			di := direntInfo(area, lastOff, ld)
 			if int(di.NameLen) > ld.RecLen {
 				di.Name = di.Name[:min(len(di.Name), ld.RecLen)]
@@ -817,7 +816,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 			q.Dirent = &di
 		}
 		if c.fix(q) && c.repairing() && lastOff+ondisk.DirentHeaderSize <= len(area) {
-			binary.LittleEndian.PutUint16(area[lastOff+4:], uint16(q.Num))
+			ondisk.SetDirentRawRecLen(area, lastOff, uint16(q.Num))
 			modified = true
 		}
 	}
@@ -1075,8 +1074,8 @@ func (w *dirWorker) checkEntry(p problem.Problem, d ondisk.Dirent, name []byte, 
 			// The hash lives in the entry, after the name padded to 4
 			// bytes (encrypted+casefolded dirs: EXT2_DIRENT_HASH), read
 			// as e2fsck reads it, whether or not rec_len holds it.
-			if h := off + ondisk.DirentHeaderSize + (d.NameLen+3)&^3; dotState > 1 && h+4 <= len(area) {
-				hash = binary.LittleEndian.Uint32(area[h:])
+			if dotState > 1 {
+				hash, _ = ondisk.DirentHash(area, off, d.NameLen)
 			}
 		} else {
 			hash, update = w.entryHash(dd, name)
@@ -1288,14 +1287,14 @@ func (w *dirWorker) processBadInode(dir, ino uint32) bool {
 		}
 	}
 	if n.Faddr() != 0 {
-		fixed(problem.PR_2_FADDR_ZERO, 0, func() { binary.LittleEndian.PutUint32(n[112:], 0) })
+		fixed(problem.PR_2_FADDR_ZERO, 0, func() { n.SetFaddr(0) })
 	}
 	if sb.CreatorOS() == ondisk.OSHurd {
 		if n.HurdFrag() != 0 {
-			fixed(problem.PR_2_FRAG_ZERO, uint64(n.HurdFrag()), func() { n[116] = 0 })
+			fixed(problem.PR_2_FRAG_ZERO, uint64(n.HurdFrag()), func() { n.SetHurdFrag(0) })
 		}
 		if n.HurdFsize() != 0 {
-			fixed(problem.PR_2_FSIZE_ZERO, uint64(n.HurdFsize()), func() { n[117] = 0 })
+			fixed(problem.PR_2_FSIZE_ZERO, uint64(n.HurdFsize()), func() { n.SetHurdFsize(0) })
 		}
 	}
 	if sb.CreatorOS() == ondisk.OSLinux && !sb.HasRoCompat(ondisk.RoCompatHugeFile) && n.BlocksHi() != 0 {
@@ -1303,12 +1302,12 @@ func (w *dirWorker) processBadInode(dir, ino uint32) bool {
 		// (e2fsck counts no not_fixed here): check_filetype then reads
 		// it instead of expecting type 0.
 		if ask(problem.PR_2_BLOCKS_HI_ZERO, uint64(n.BlocksHi())) {
-			binary.LittleEndian.PutUint16(n[116:], 0)
+			n.SetBlocksHi(0)
 			modified = true
 		}
 	}
 	if sb.CreatorOS() == ondisk.OSLinux && !sb.Is64bit() && n.FileACLHi() != 0 {
-		fixed(problem.PR_2_I_FILE_ACL_HI_ZERO, uint64(n.FileACLHi()), func() { binary.LittleEndian.PutUint16(n[118:], 0) })
+		fixed(problem.PR_2_I_FILE_ACL_HI_ZERO, uint64(n.FileACLHi()), func() { n.SetFileACLHi(0) })
 	}
 	acl = n.FileACL(sb.Is64bit())
 	if acl != 0 && (acl < f.FirstDataBlock || acl >= f.BlocksCount) {
@@ -1316,7 +1315,7 @@ func (w *dirWorker) processBadInode(dir, ino uint32) bool {
 	}
 	if n.SizeHigh() != 0 && !sb.HasIncompat(ondisk.IncompatLargeDir) && n.IsDir() &&
 		uint64(n.BlocksLo()) < uint64(1)<<(29-f.BlockBits) {
-		fixed(problem.PR_2_DIR_SIZE_HIGH_ZERO, uint64(n.SizeHigh()), func() { binary.LittleEndian.PutUint32(n[108:], 0) })
+		fixed(problem.PR_2_DIR_SIZE_HIGH_ZERO, uint64(n.SizeHigh()), func() { n.SetSizeHigh(0) })
 	}
 	if modified && c.repairing() {
 		c.writeInode(ino, n)
@@ -1393,7 +1392,7 @@ func (w *dirWorker) parseIntNode(db *dirBlock, dd *dxDirState, buf []byte, faile
 			break
 		}
 		hash = h &^ 1
-		blk := blk32 & 0x0FFFFFFF
+		blk := blk32 & ondisk.DxBlockMask
 		if blk >= dd.numBlocks {
 			if ask(problem.PR_2_HTREE_BADBLK, 0, uint64(blk)) {
 				w.clearHtree(dd, db.ino)
@@ -1409,7 +1408,7 @@ func (w *dirWorker) parseIntNode(db *dirBlock, dd *dxDirState, buf []byte, faile
 		var prevBlk, nextHash uint32
 		if i > 0 {
 			_, pb, _ := ondisk.DxEntry(buf, entOff, i-1)
-			prevBlk = pb & 0x0FFFFFFF
+			prevBlk = pb & ondisk.DxBlockMask
 		}
 		if i+1 < count {
 			nh, _, _ := ondisk.DxEntry(buf, entOff, i+1)
@@ -1589,7 +1588,7 @@ func direntTail(blockSize int, buf []byte) int {
 	top := blockSize - ondisk.DirTailSize
 	off := 0
 	for off < top {
-		rl := ondisk.DecodeRecLen(binary.LittleEndian.Uint16(buf[off+4:]), blockSize)
+		rl := ondisk.DirentRecLen(buf, off, blockSize)
 		if rl < 8 || rl&3 != 0 {
 			return tailCorrupt
 		}
@@ -1629,7 +1628,7 @@ func dxCountOffset(blockSize int, buf []byte) (int, bool) {
 	var off int
 	switch {
 	case d.RecLen == blockSize && d.NameLen == 0:
-		off = 8
+		off = ondisk.DxNodeCountOff
 	case d.RecLen == 12:
 		d2, ok := ondisk.DecodeDirent(buf, 12, blockSize)
 		if !ok || d2.RecLen != blockSize-12 || d2.NameLen != 2 {
@@ -1639,7 +1638,7 @@ func dxCountOffset(blockSize int, buf []byte) (int, bool) {
 		if root.ReservedZero != 0 || root.InfoLength != 8 {
 			return 0, false
 		}
-		off = 32
+		off = ondisk.DxRootInfoOff + ondisk.DxRootInfoSize
 	default:
 		return 0, false
 	}

@@ -2,7 +2,6 @@ package check
 
 import (
 	"context"
-	"encoding/binary"
 
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -59,14 +58,10 @@ func (c *Checker) pass4(ctx context.Context) error {
 			}
 			if n.Flags()&ondisk.FlagEAInode != 0 && c.eaInodeRefs[i] != 0 {
 				counted = 1
-				refs := uint64(n.Ctime())<<32 | uint64(n.Version())
+				refs := n.EARefCount()
 				if refs != c.eaInodeRefs[i] && n.Ctime() != n.Atime() {
 					if c.fix(problem.Problem{Code: problem.PR_4_EA_INODE_REF_COUNT, Ino: i, Num: refs, Num2: c.eaInodeRefs[i], Inode: c.inodeInfo(n)}) && c.repairing() {
-						// ext2fs_set_ea_inode_ref: high word in i_ctime,
-						// low word in i_version.
-						actual := c.eaInodeRefs[i]
-						binary.LittleEndian.PutUint32(n[12:], uint32(actual>>32))
-						binary.LittleEndian.PutUint32(n[36:], uint32(actual))
+						n.SetEARefCount(c.eaInodeRefs[i])
 						c.writeInode(i, n)
 					}
 				}
@@ -130,18 +125,9 @@ func (c *Checker) pass4(ctx context.Context) error {
 // disconnectInode handles an in-use inode no directory refers to. It
 // returns true when the link-count check should be skipped.
 func (c *Checker) disconnectInode(w *dirWorker, i uint32) bool {
-	f := c.fs
 	n := w.readInode(i)
 	p := problem.Problem{Ino: i, Inode: c.inodeInfo(n)}
-	var eamagic uint32
-	extra := 0
-	if f.InodeSize > ondisk.GoodOldInodeSize {
-		extra = int(n.ExtraIsize())
-		if off := ondisk.GoodOldInodeSize + extra; off+4 <= f.InodeSize {
-			eamagic = binary.LittleEndian.Uint32(n[off:])
-		}
-	}
-	if n.BlocksLo() == 0 && eamagic != ondisk.XattrMagic && (n.IsReg() || n.IsDir()) {
+	if n.BlocksLo() == 0 && !ondisk.HasIbodyXattrHeader(n.InlineEA()) && (n.IsReg() || n.IsDir()) {
 		q := p
 		q.Code = problem.PR_4_ZERO_LEN_INODE
 		if c.fix(q) {

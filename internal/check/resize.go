@@ -1,14 +1,9 @@
 package check
 
 import (
-	"encoding/binary"
-
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
-
-// dindSlot is the index of the double-indirect pointer in i_block.
-const dindSlot = 13
 
 // CheckResizeInode validates the resize inode against the reserved GDT
 // blocks (spec 2.8, e2fsck's check_resize_inode). It runs after the skip
@@ -24,12 +19,12 @@ func (c *Checker) CheckResizeInode() {
 	if resize && sb.HasIncompat(ondisk.IncompatMetaBG) &&
 		c.fix(problem.Problem{Code: problem.PR_0_DISABLE_RESIZE_INODE}) && c.repairing() {
 		sb.SetFeatureCompat(sb.FeatureCompat() &^ ondisk.CompatResizeInode)
-		c.setSuper16(sbReservedGdtBlocks, 0)
+		sb.SetReservedGdtBlocks(0)
 		resize = false
 	}
 	if !resize && sb.ReservedGdtBlocks() != 0 &&
-		c.fix(problem.Problem{Code: problem.PR_0_NONZERO_RESERVED_GDT_BLOCKS, Num: uint64(sb.ReservedGdtBlocks())}) {
-		c.setSuper16(sbReservedGdtBlocks, 0)
+		c.fix(problem.Problem{Code: problem.PR_0_NONZERO_RESERVED_GDT_BLOCKS, Num: uint64(sb.ReservedGdtBlocks())}) && c.repairing() {
+		sb.SetReservedGdtBlocks(0)
 	}
 
 	// An unreadable inode (bad table location, bad checksum) ends the
@@ -47,7 +42,7 @@ func (c *Checker) CheckResizeInode() {
 	}
 	p := problem.Problem{Ino: ondisk.ResizeIno}
 	if !resize {
-		for i := 0; i < ondisk.IBlockSize/4; i++ {
+		for i := 0; i < ondisk.NBlocks; i++ {
 			if n.Block(i) != 0 {
 				q := p
 				q.Code = problem.PR_0_CLEAR_RESIZE_INODE
@@ -78,9 +73,9 @@ func (c *Checker) CheckResizeInode() {
 func (c *Checker) resizeInodeValid(n ondisk.Inode, scratch []byte) bool {
 	f := c.fs
 	sb := c.sb
-	dind := uint64(n.Block(dindSlot))
-	for i := 0; i < ondisk.IBlockSize/4; i++ {
-		if i != dindSlot && n.Block(i) != 0 {
+	dind := uint64(n.Block(ondisk.DindBlock))
+	for i := 0; i < ondisk.NBlocks; i++ {
+		if i != ondisk.DindBlock && n.Block(i) != 0 {
 			return false
 		}
 	}
@@ -88,12 +83,12 @@ func (c *Checker) resizeInodeValid(n ondisk.Inode, scratch []byte) bool {
 		dind < f.FirstDataBlock || dind >= f.BlocksCount {
 		return false
 	}
-	dindBuf := make([]byte, f.BlockSize)
+	dindBuf := make(ondisk.MapBlock, f.BlockSize)
 	if f.ReadBlock(dind, dindBuf) != nil {
 		return false
 	}
-	ind := scratch[:f.BlockSize]
-	perBlock := uint32(f.BlockSize / 4)
+	ind := ondisk.MapBlock(scratch[:f.BlockSize])
+	perBlock := uint32(dindBuf.Slots())
 	gdtOff := f.DescBlocks
 	// The expected numbers are blk_t (32 bits) in e2fsck.
 	pblk := uint32(f.FirstDataBlock) + 1 + f.DescBlocks
@@ -102,7 +97,7 @@ func (c *Checker) resizeInodeValid(n ondisk.Inode, scratch []byte) bool {
 	}
 	for i := 0; i < int(sb.ReservedGdtBlocks())/4; i, gdtOff, pblk = i+1, gdtOff+1, pblk+1 {
 		gdtOff %= perBlock
-		if binary.LittleEndian.Uint32(dindBuf[4*gdtOff:]) != pblk {
+		if dindBuf.Ptr(int(gdtOff)) != pblk {
 			return false
 		}
 		if f.ReadBlock(uint64(pblk), ind) != nil {
@@ -117,7 +112,7 @@ func (c *Checker) resizeInodeValid(n ondisk.Inode, scratch []byte) bool {
 				return false
 			}
 			expect := pblk + g*f.BlocksPerGroup
-			if binary.LittleEndian.Uint32(ind[4*indOff:]) != expect {
+			if ind.Ptr(int(indOff)) != expect {
 				return false
 			}
 			indOff++

@@ -1,8 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
-
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
 )
@@ -154,11 +152,11 @@ func (c *Checker) checkSuperValues(deviceBlocks uint64) bool {
 	if f.InodeSize > ondisk.GoodOldInodeSize {
 		maxExtra := uint16(f.InodeSize - ondisk.GoodOldInodeSize)
 		bad := func(v uint16) bool { return v != 0 && (v < 4 || v > maxExtra || v&3 != 0) }
-		if v := sb.MinExtraIsize(); bad(v) && c.fix(problem.Problem{Code: problem.PR_0_BAD_MIN_EXTRA_ISIZE, Num: uint64(v)}) {
-			c.setSuper16(sbMinExtraIsize, largeInodeExtra)
+		if v := sb.MinExtraIsize(); bad(v) && c.fix(problem.Problem{Code: problem.PR_0_BAD_MIN_EXTRA_ISIZE, Num: uint64(v)}) && c.repairing() {
+			sb.SetMinExtraIsize(largeInodeExtra)
 		}
-		if v := sb.WantExtraIsize(); bad(v) && c.fix(problem.Problem{Code: problem.PR_0_BAD_WANT_EXTRA_ISIZE, Num: uint64(v)}) {
-			c.setSuper16(sbWantExtraIsize, largeInodeExtra)
+		if v := sb.WantExtraIsize(); bad(v) && c.fix(problem.Problem{Code: problem.PR_0_BAD_WANT_EXTRA_ISIZE, Num: uint64(v)}) && c.repairing() {
+			sb.SetWantExtraIsize(largeInodeExtra)
 		}
 	}
 	return true
@@ -177,7 +175,7 @@ func (c *Checker) checkSuperFeatures() {
 	if !sb.HasRoCompat(ondisk.RoCompatMetadataCsum) && sb.HasIncompat(ondisk.IncompatCsumSeed) &&
 		c.fix(problem.Problem{Code: problem.PR_0_CSUM_SEED_WITHOUT_META_CSUM}) && c.repairing() {
 		sb.SetFeatureIncompat(sb.FeatureIncompat() &^ ondisk.IncompatCsumSeed)
-		binary.LittleEndian.PutUint32(sb[sbChecksumSeed:], 0)
+		sb.SetChecksumSeedField(0)
 	}
 	if sb.Is64bit() && !sb.HasIncompat(ondisk.IncompatExtents) &&
 		c.fix(problem.Problem{Code: problem.PR_0_64BIT_WITHOUT_EXTENTS}) && c.repairing() {
@@ -329,26 +327,23 @@ func (c *Checker) checkSuperFields() {
 	}
 	if (c.forced() || sb.CheckInterval() != 0) && !c.opt.BrokenSystemClock && !c.opt.TimeInsane {
 		now32 := uint32(now)
-		if v := sb.Mtime(); v > now32 {
-			code := problem.PR_0_FUTURE_SB_LAST_MOUNT
+		// A time in the future, fudged when within the fudge.
+		future := func(v uint32, code, fudged problem.Code, off int) {
+			if v <= now32 {
+				return
+			}
 			if uint64(v) <= uint64(now32)+fudge {
-				code = problem.PR_0_FUTURE_SB_LAST_MOUNT_FUDGED
+				code = fudged
 			}
 			if c.fix(problem.Problem{Code: code, Num: uint64(v)}) {
-				c.setSuperTimeQuiet(sbMtime, now32)
+				c.setSuperTimeQuiet(off, now32)
 			}
 		}
-		if v := sb.Wtime(); v > now32 {
-			code := problem.PR_0_FUTURE_SB_LAST_WRITE
-			if uint64(v) <= uint64(now32)+fudge {
-				code = problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED
-			}
-			if c.fix(problem.Problem{Code: code, Num: uint64(v)}) {
-				c.setSuperTimeQuiet(sbWtime, now32)
-			}
-		}
+		future(sb.Mtime(), problem.PR_0_FUTURE_SB_LAST_MOUNT, problem.PR_0_FUTURE_SB_LAST_MOUNT_FUDGED, sbMtime)
+		future(sb.Wtime(), problem.PR_0_FUTURE_SB_LAST_WRITE, problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED, sbWtime)
 	}
-	for i, q := range []uint32{sb.UsrQuotaInum(), sb.GrpQuotaInum(), sb.PrjQuotaInum()} {
+	for i := range ondisk.MaxQuotas {
+		q := sb.QuotaInum(i)
 		if q == 0 {
 			continue
 		}
@@ -361,7 +356,7 @@ func (c *Checker) checkSuperFields() {
 			continue
 		}
 		if c.fix(problem.Problem{Code: problem.PR_0_INVALID_QUOTA_INO, Ino: q, Num: uint64(i)}) && c.repairing() {
-			binary.LittleEndian.PutUint32(sb[quotaInumOff[i]:], 0)
+			sb.SetQuotaInum(i, 0)
 		}
 	}
 	if c.repairing() {
