@@ -84,10 +84,6 @@ func (n Inode) SetMtimeExtra(v uint32)  { n.put32(offIMtimeExtra, v) }
 func (n Inode) SetAtimeExtra(v uint32)  { n.put32(offIAtimeExtra, v) }
 func (n Inode) SetCrtimeExtra(v uint32) { n.put32(offICrtimeExtra, v) }
 
-// InlineDirParent is the parent inode number an inline directory keeps
-// in the first 4 bytes of i_block.
-func InlineDirParent(iblock []byte) uint32 { return binary.LittleEndian.Uint32(iblock) }
-
 // EncryptedSymlinkLen is the length an encrypted symlink's target
 // (struct fscrypt_symlink_data) takes: its 2-byte ciphertext length and
 // the ciphertext.
