@@ -24,9 +24,6 @@ import (
 //     with the hash after the name (every entry, '.' and '..' too when the
 //     directory is packed linearly), and the root is SipHash.
 
-// direntHashSize is the size of the stored hashes (EXT2_DIR_ENTRY_HASH_LEN).
-const direntHashSize = ondisk.DirentHashSize
-
 // entriesCarryHash is pass 1's view of whether directory ino stores its
 // entries' hashes: EXT4_CASEFOLD_FL (e2fsck's casefolded_dirs, with or
 // without the casefold feature) and an encryption policy found for it.
@@ -44,7 +41,7 @@ func (c *Checker) entriesCarryHash(ino uint32, n ondisk.Inode) bool {
 // (e2fsck's "extended": never for '.' and '..').
 func hashExtra(di *dirInfo, dotState int) int {
 	if di != nil && di.hashInDirent && dotState > 1 {
-		return direntHashSize
+		return ondisk.DirentHashSize
 	}
 	return 0
 }
@@ -62,18 +59,6 @@ func isFakeEntry(lblk uint32, off, bs int, csum bool) bool {
 		return true
 	}
 	return csum && off&(bs-1) == bs-ondisk.DirTailSize
-}
-
-// storedHashes reads the hash and minor hash stored after the name of the
-// entry e (its whole record); ok is false when the record cannot hold
-// them.
-func storedHashes(e []byte, nameLen int) (hash, minor uint32, ok bool) {
-	return ondisk.DirentHashes(e, 0, nameLen)
-}
-
-// putStoredHashes writes the hashes after the name of the entry at off.
-func putStoredHashes(b []byte, off, nameLen int, hash, minor uint32) {
-	ondisk.SetDirentHashes(b, off, nameLen, hash, minor)
 }
 
 // rehashCmp is pass 3A's hash_cmp: hash, minor hash, then the names

@@ -381,10 +381,6 @@ func (c *Checker) writeAllSupers() {
 	c.fs.Backup = true
 }
 
-// quotaInumOff are the offsets of s_usr_quota_inum, s_grp_quota_inum and
-// s_prj_quota_inum.
-var quotaInumOff = [3]int{0x240, 0x244, 0x26C}
-
 func init() {
 	canRepair(problem.PR_0_BACKUP_JNL, problem.PR_0_INVALID_QUOTA_INO)
 }

@@ -216,7 +216,7 @@ func (c *Checker) fillDir(n ondisk.Inode, lblks []int64, pblks []uint64, compres
 				minRec := ondisk.DirentHeaderSize
 				extended := hashIn && !isFakeEntry(uint32(lb), off, bs, f.MetadataCsum)
 				if extended {
-					minRec += direntHashSize
+					minRec += ondisk.DirentHashSize
 				}
 				recLen, nameLen, ino := d.RecLen, d.NameLen, d.Ino
 				if !ok || off+recLen > bs || recLen < minRec || recLen%4 != 0 || nameLen+minRec > recLen {
@@ -241,8 +241,8 @@ func (c *Checker) fillDir(n ondisk.Inode, lblks []int64, pblks []uint64, compres
 				re := hashEntry{ino: ino, ft: d.FileType, name: append([]byte(nil), name...)}
 				extra := 0
 				if extended {
-					re.hash, re.minor, _ = storedHashes(e, nameLen)
-					extra = direntHashSize
+					re.hash, re.minor, _ = ondisk.DirentHashes(e, 0, nameLen)
+					extra = ondisk.DirentHashSize
 				} else if !compress {
 					var err error
 					if re.hash, re.minor, err = hashName(fo, hv, name, seed); errors.Is(err, errFoldFailed) {
@@ -336,7 +336,7 @@ func copyDirEntries(ents []hashEntry, bs, csumSize, slackPct int, compress, hash
 	}
 	extra := 0
 	if hashIn {
-		extra = direntHashSize
+		extra = ondisk.DirentHashSize
 	}
 	minRecLen := ondisk.DirRecLen(1, extra)
 	slack := minRecLen
@@ -384,7 +384,7 @@ func copyDirEntries(ents []hashEntry, bs, csumSize, slackPct int, compress, hash
 		ext2fs.PutDirent(block, dirent, e.ino, recLen, len(e.name), e.ft, bs)
 		copy(block[dirent+8:], e.name)
 		if hashIn {
-			putStoredHashes(block, dirent, len(e.name), e.hash, e.minor)
+			ondisk.SetDirentHashes(block, dirent, len(e.name), e.hash, e.minor)
 		}
 		prevRecLen = recLen
 		offset += recLen

@@ -80,27 +80,16 @@ func init() {
 
 // Superblock fields the superblock fixes set (byte offsets).
 const (
-	sbMtime             = 0x2C
-	sbWtime             = 0x30
-	sbMinExtraIsize     = 0x15C
-	sbWantExtraIsize    = 0x15E
-	sbReservedGdtBlocks = 0xCE
-	sbChecksumSeed      = 0x270
-	sbWtimeHi           = 0x274
-	sbMtimeHi           = 0x275
+	sbMtime   = 0x2C
+	sbWtime   = 0x30
+	sbWtimeHi = 0x274
+	sbMtimeHi = 0x275
 )
 
 // largeInodeExtra is sizeof(struct ext2_inode_large) -
 // EXT2_GOOD_OLD_INODE_SIZE in e2fsprogs 1.47.0, the value e2fsck gives
 // a bad s_min_extra_isize or s_want_extra_isize.
 const largeInodeExtra = 32
-
-// setSuper16 stores a 16-bit superblock field (a writable run only).
-func (c *Checker) setSuper16(off int, v uint16) {
-	if c.repairing() {
-		binary.LittleEndian.PutUint16(c.sb[off:], v)
-	}
-}
 
 // setInodesCount is the PR_0_INODE_COUNT_WRONG fix: s_inodes_count (and
 // the geometry the check uses) becomes inodes_per_group * groups.
