@@ -12,15 +12,8 @@ import (
 // one at the end of the run (PR_6_RECREATE_JOURNAL, the library's
 // ext2fs_add_journal_inode3 with the default size).
 
-// logger is a Sink that prints lines outside the problem table.
-type logger interface{ Log(string) }
-
-// log prints s through the Sink when it can.
-func (c *Checker) log(s string) {
-	if l, ok := c.sink.(logger); ok {
-		l.Log(s)
-	}
-}
+// log prints s through the Sink (a line outside the problem table).
+func (c *Checker) log(s string) { c.sink.Log(s) }
 
 // dropJournal is the PR_0_JOURNAL_BAD_INODE fix: has_journal, the journal
 // inode number and its backup are cleared, needs_recovery too (with a full

@@ -415,9 +415,7 @@ func (c *Checker) clearV2Journal(j *jnl, buf []byte) {
 		c.repair.uncounted.Add(1)
 	}
 	c.writeJournalBlock(j, int64(j.sbBlock)<<c.fs.BlockBits, buf)
-	if m, ok := c.sink.(interface{ MarkFixed() }); ok {
-		m.MarkFixed()
-	}
+	c.sink.MarkFixed()
 }
 
 func init() {

@@ -195,7 +195,7 @@ func (c *Checker) checkBackupSuper() {
 	if !c.repairing() || c.fs.Backup || c.sink.Aborted() {
 		return
 	}
-	if s, ok := c.sink.(interface{ Status() problem.Status }); ok && s.Status().Invalid {
+	if c.sink.Status().Invalid {
 		return
 	}
 	if c.BackupSuperDiffers() {
