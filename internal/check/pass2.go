@@ -910,19 +910,27 @@ func (w *dirWorker) detach(p problem.Problem) problem.Problem {
 	return p
 }
 
+// dotProblem is the first test of check_dot and check_dotdot: entry d,
+// named name, must be in use (else missing), be named '.' (n 1) or '..'
+// (n 2) (else notDot), and have a NUL after its name (next(n), else
+// noNUL). It returns 0 when the entry passes.
+func dotProblem(d ondisk.Dirent, name []byte, next func(int) byte, n int, missing, notDot, noNUL problem.Code) problem.Code {
+	switch {
+	case d.Ino == 0:
+		return missing
+	case d.NameLen != n || len(name) < n || string(name[:n]) != ".."[:n]:
+		return notDot
+	case next(n) != 0:
+		return noNUL
+	}
+	return 0
+}
+
 // checkDot validates the '.' entry. It returns true when a fix changed
 // the block.
 func (w *dirWorker) checkDot(p problem.Problem, d ondisk.Dirent, name []byte, next func(int) byte) bool {
 	c := w.c
-	var code problem.Code
-	switch {
-	case d.Ino == 0:
-		code = problem.PR_2_MISSING_DOT
-	case d.NameLen != 1 || name[0] != '.':
-		code = problem.PR_2_1ST_NOT_DOT
-	case next(1) != 0:
-		code = problem.PR_2_DOT_NULL_TERM
-	}
+	code := dotProblem(d, name, next, 1, problem.PR_2_MISSING_DOT, problem.PR_2_1ST_NOT_DOT, problem.PR_2_DOT_NULL_TERM)
 	created := false
 	status := false
 	ft := uint8(ondisk.FTDir)
@@ -940,11 +948,7 @@ func (w *dirWorker) checkDot(p problem.Problem, d ondisk.Dirent, name []byte, ne
 			status = true
 		}
 	}
-	if d.RecLen > 12 && d.RecLen-12 > 12 && (created || func() bool {
-		q := p
-		q.Code = problem.PR_2_SPLIT_DOT
-		return c.fix(q)
-	}()) {
+	if d.RecLen > 12 && d.RecLen-12 > 12 && (created || c.fix(withCode(p, problem.PR_2_SPLIT_DOT))) {
 		if w.splitDot(d.RecLen, ft) {
 			status = true
 		}
@@ -956,15 +960,7 @@ func (w *dirWorker) checkDot(p problem.Problem, d ondisk.Dirent, name []byte, ne
 // returns true when a fix changed the block.
 func (w *dirWorker) checkDotDot(p problem.Problem, d ondisk.Dirent, name []byte, next func(int) byte) bool {
 	c := w.c
-	var code problem.Code
-	switch {
-	case d.Ino == 0:
-		code = problem.PR_2_MISSING_DOT_DOT
-	case d.NameLen != 2 || name[0] != '.' || name[1] != '.':
-		code = problem.PR_2_2ND_NOT_DOT_DOT
-	case next(2) != 0:
-		code = problem.PR_2_DOT_DOT_NULL_TERM
-	}
+	code := dotProblem(d, name, next, 2, problem.PR_2_MISSING_DOT_DOT, problem.PR_2_2ND_NOT_DOT_DOT, problem.PR_2_DOT_DOT_NULL_TERM)
 	if code != 0 {
 		if c.fix(withCode(p, code)) {
 			return w.fixDotDotEntry()
