@@ -764,12 +764,18 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 	case mode == ondisk.SIFREG:
 		c.inodeReg.Set(uint64(ino))
 		c.stats.Regular++
-	case mode == ondisk.SIFCHR && c.deviceOK(n):
+	case (mode == ondisk.SIFCHR || mode == ondisk.SIFBLK || mode == ondisk.SIFIFO || mode == ondisk.SIFSOCK) && c.deviceOK(n):
 		c.checkSpecial(ino, n)
-		c.stats.Chr++
-	case mode == ondisk.SIFBLK && c.deviceOK(n):
-		c.checkSpecial(ino, n)
-		c.stats.Blk++
+		switch mode {
+		case ondisk.SIFCHR:
+			c.stats.Chr++
+		case ondisk.SIFBLK:
+			c.stats.Blk++
+		case ondisk.SIFIFO:
+			c.stats.Fifo++
+		default:
+			c.stats.Sock++
+		}
 	case mode == ondisk.SIFLNK && c.symlinkOK(s, ino, n):
 		c.checkImmutable(ino, n)
 		c.stats.Symlinks++
@@ -783,12 +789,6 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 			c.finishInode(ino, n, failedCsum)
 			return
 		}
-	case mode == ondisk.SIFIFO && c.deviceOK(n):
-		c.checkSpecial(ino, n)
-		c.stats.Fifo++
-	case mode == ondisk.SIFSOCK && c.deviceOK(n):
-		c.checkSpecial(ino, n)
-		c.stats.Sock++
 	default:
 		c.inodeBad.Set(uint64(ino))
 	}
