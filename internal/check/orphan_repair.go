@@ -235,59 +235,20 @@ func (o repairIO) ReadBlock(blk uint64, buf []byte) error { return o.c.fs.ReadBl
 
 func (o repairIO) WriteBlock(blk uint64, data []byte) { o.c.writeBlock(blk, data) }
 
-// extents releases the blocks of an extent-mapped inode: all of them when
-// it is deleted. A truncation walks the tree with the library's iterator
-// (BLOCK_FLAG_DEPTH_TRAVERSE, ext2fs.ExtentHandle.Iterate): each released block is
-// unmapped by ext2fs_extent_set_bmap, which shortens, cuts or removes its
-// extent, frees a leaf it empties and splits a full node for a cut (the
-// new block allocated from the on-disk bitmap, as the library allocates
-// before e2fsck's pass 1).
+// extents releases the blocks of an extent-mapped inode, walking its tree
+// with the library's iterator (BLOCK_FLAG_DEPTH_TRAVERSE,
+// ext2fs.ExtentHandle.Iterate): each index entry after its subtree. A
+// deletion changes nothing in the tree; in a truncation each released
+// block is unmapped by ext2fs_extent_set_bmap, which shortens, cuts or
+// removes its extent, frees a leaf it empties and splits a full node for a
+// cut (the new block allocated from the on-disk bitmap, as the library
+// allocates before e2fsck's pass 1). A tree the iterator cannot follow
+// ends the release as unsupported.
 func (r *orphanRelease) extents(ino uint32, n ondisk.Inode) error {
-	f := r.c.fs
-	root := ondisk.ExtentHeader(n.IBlock())
-	if r.truncating {
-		if root.Verify() != nil {
-			return errOrphanUnsupported
-		}
-		return r.extentsTruncate(ino, n)
-	}
-	var walk func(h ondisk.ExtentHeader, depth int) error
-	walk = func(h ondisk.ExtentHeader, depth int) error {
-		if h.Verify() != nil || depth > maxExtentLevels {
-			return errOrphanUnsupported
-		}
-		for i := 0; i < int(h.Entries()) && !r.abort; i++ {
-			if h.Depth() == 0 {
-				e := h.Leaf(i)
-				for k := uint32(0); k < e.Len && !r.abort; k++ {
-					r.block(e.Pblk+uint64(k), int64(e.Lblk)+int64(k))
-				}
-				continue
-			}
-			x := h.Idx(i)
-			if x.Leaf < f.FirstDataBlock || x.Leaf >= f.BlocksCount {
-				return errOrphanUnsupported
-			}
-			buf := make([]byte, f.BlockSize)
-			if err := f.ReadBlock(x.Leaf, buf); err != nil {
-				return errOrphanUnsupported
-			}
-			if err := walk(ondisk.ExtentHeader(buf), depth+1); err != nil {
-				return err
-			}
-			r.block(x.Leaf, -1)
-		}
-		return nil
-	}
-	return walk(root, 0)
-}
-
-// extentsTruncate is the truncating walk of extents.
-func (r *orphanRelease) extentsTruncate(ino uint32, n ondisk.Inode) error {
 	c := r.c
 	f := c.fs
-	if ext2fs.IblockEmpty(n) {
-		return nil
+	if ondisk.ExtentHeader(n.IBlock()).Verify() != nil {
+		return errOrphanUnsupported
 	}
 	x, err := c.openExtHandle(ino, n)
 	if err != nil {
