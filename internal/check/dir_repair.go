@@ -130,7 +130,6 @@ func (c *Checker) zapInode(ino uint32, n ondisk.Inode) {
 // counts, the EA block's reference, the inode's blocks, then
 // e2fsck_clear_inode. It returns false when the run must stop.
 func (c *Checker) deallocateInode(ino uint32) bool {
-	f := c.fs
 	n := c.readFullInode(ino)
 	c.inodeAllocStats(ino, -1, n.IsDir())
 	if acl := n.FileACL(c.sb.Is64bit()); acl != 0 && c.sb.HasCompat(ondisk.CompatExtAttr) {
@@ -148,22 +147,7 @@ func (c *Checker) deallocateInode(ino uint32) bool {
 		if n.IsReg() && n.Size() >= 0x80000000 && c.stats.LargeFiles > 0 {
 			c.stats.LargeFiles--
 		}
-		s := c.newScratch()
-		last := ^uint64(0)
-		c.iterateBlocks(s, n, func(b uint64, _ int64) {
-			if b == 0 {
-				return
-			}
-			cl := f.ClusterOf(b)
-			if cl == last {
-				return
-			}
-			last = cl
-			if b < f.FirstDataBlock || b >= f.BlocksCount {
-				return
-			}
-			c.releaseBlock(b)
-		})
+		c.punchAll(n, c.releaseBlock) // which skips a block out of range
 	}
 	n = c.readFullInode(ino)
 	c.zapInode(ino, n)

@@ -207,12 +207,9 @@ func (c *Checker) cloneFile(di *dupInode, inodes map[uint32]*dupInode, clusters 
 	if f.ClusterBits != 0 {
 		cs.orig = append(ondisk.Inode(nil), n...)
 	}
-	if c.hasValidBlocks(n) {
-		if n.Flags()&ondisk.FlagExtents != 0 {
-			cs.extentTree(n)
-		} else if cs.blockMap(n) {
-			c.writeInode(ino, n)
-		}
+	// An extent inode's all-zero i_block is not given an empty root.
+	if c.hasValidBlocks(n) && (n.Flags()&ondisk.FlagExtents == 0 || !ext2fs.IblockEmpty(n)) {
+		cs.iterate(n)
 	}
 	cs.deferredDec()
 	if cs.iterErr != "" {
@@ -257,13 +254,17 @@ func (c *Checker) cloneFile(di *dupInode, inodes map[uint32]*dupInode, clusters 
 	return ""
 }
 
-// blockMap clones the shared blocks of a block-mapped inode with the
-// library's iterator (pre-order: a cloned mapping block is then read
-// from its new place), updating i_block in n; it reports whether n
-// changed. A mapping block that cannot be read maps nothing.
-func (cs *cloneState) blockMap(n ondisk.Inode) bool {
+// iterate clones the shared blocks of inode n with the library's block
+// iterator (ext2fs.BlockIterate), pre-order. In a block map a cloned
+// mapping block is read from its new place, an unreadable one maps
+// nothing, and a changed i_block is written here; in an extent tree a
+// cloned tree block replaces its index entry before its subtree is
+// walked and a cloned data block is remapped by ext2fs_extent_set_bmap,
+// which cuts extents and splits or grows nodes as needed and writes what
+// it changes (the inode included). An iterator error is kept in iterErr.
+func (cs *cloneState) iterate(n ondisk.Inode) {
 	it := &ext2fs.BlockIter{FS: cs.c.fs, IO: zeroedReads{c: cs.c}}
-	changed, err := it.Iterate(n, func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
+	changed, err := it.IterateInode(cs.c.libfs(), cs.ino, n, func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
 		nb, ch := cs.block(*blk, blockcnt)
 		r := 0
 		if ch {
@@ -278,38 +279,8 @@ func (cs *cloneState) blockMap(n ondisk.Inode) bool {
 	if err != nil {
 		cs.iterErr = err.Error()
 	}
-	return changed
-}
-
-// extentTree clones the shared blocks of an extent-mapped inode n as the
-// library's block iterator does (ext2fs.ExtentHandle.Iterate): a cloned tree block
-// replaces its index entry before its subtree is walked, a cloned data
-// block is remapped by ext2fs_extent_set_bmap, which cuts extents and
-// splits or grows nodes as needed and writes what it changes (the inode
-// included). An iterator error is kept in iterErr.
-func (cs *cloneState) extentTree(n ondisk.Inode) {
-	if ext2fs.IblockEmpty(n) {
-		return
-	}
-	x, err := cs.c.openExtHandle(cs.ino, n)
-	if err != nil {
-		// The library's iterator returns no error when the handle
-		// cannot be opened.
-		return
-	}
-	_, err = x.Iterate(0, func(blk *uint64, blockcnt int64) int {
-		nb, changed := cs.block(*blk, blockcnt)
-		if cs.err != "" {
-			return ext2fs.BlockAbort
-		}
-		if !changed {
-			return 0
-		}
-		*blk = nb
-		return ext2fs.BlockChanged
-	})
-	if err != nil {
-		cs.iterErr = err.Error()
+	if changed {
+		cs.c.writeInode(cs.ino, n)
 	}
 }
 

@@ -21,10 +21,11 @@ func BlockIterate(fsys *Filsys, ino uint32, n ondisk.Inode, flags BlockFlags, fn
 // call, so that a walk of a tree no deeper than the last allocates
 // nothing: fn is called with refBlk and refOffset 0, as the library
 // calls it; changed pointers are written by the handle (ExtentHandle.Iterate),
-// the inode included, so changed is always false. Under
-// BlockFlagSkipBadNode a root whose header is bad maps nothing; without
-// it, opening the handle gives n an empty root when i_block is all zero,
-// as ext2fs_extent_open2 does.
+// the inode included, so changed is always false. A handle that cannot
+// be opened (a bad root header) maps nothing and is no error, as in the
+// library. Opening gives n an empty root (and writes nothing) when
+// i_block is all zero, as ext2fs_extent_open2 does, except under
+// BlockFlagSkipBadNode, which leaves n alone.
 func (it *BlockIter) IterateInode(fsys *Filsys, ino uint32, n ondisk.Inode, fn BlockFunc) (changed bool, err error) {
 	if n.Flags()&ondisk.FlagInlineData != 0 {
 		return false, ErrInlineDataCantIterate
@@ -39,8 +40,10 @@ func (it *BlockIter) IterateInode(fsys *Filsys, ino uint32, n ondisk.Inode, fn B
 		return false, nil
 	}
 	it.fsys = *fsys
-	if err := it.ext.open(&it.fsys, ino, n); err != nil {
-		return false, err
+	if it.ext.open(&it.fsys, ino, n) != nil {
+		// The library's abort_exit: ret has no BLOCK_ERROR, so the
+		// handle's error is not returned.
+		return false, nil
 	}
 	_, err = it.ext.Iterate(it.Flags, func(blk *uint64, blockcnt int64) int { return fn(blk, blockcnt, 0, 0) })
 	return false, err
