@@ -17,9 +17,6 @@ func init() {
 	canRepair(problem.PR_1D_CLONE_QUESTION, problem.PR_1D_DELETE_QUESTION)
 }
 
-// cloneMaxDepth bounds the extent tree walk (the format allows 5 levels).
-const cloneMaxDepth = 5
-
 // cloneState is e2fsck's clone_struct.
 type cloneState struct {
 	c          *Checker
@@ -129,8 +126,10 @@ func (cs *cloneState) block(b uint64, blockcnt int64) (uint64, bool) {
 // read it (the library's clone_struct keeps that copy, so the root is
 // not the one being remapped): on a bigalloc filesystem, the first other
 // block of lblk's logical cluster that the extent tree maps (uninit
-// extents included) gives the physical block lblk would have in the same
-// physical cluster; 0 when there is none.
+// extents included, looked up by ext2fs.Bmap2) gives the physical block
+// lblk would have in the same physical cluster; 0 when there is none or
+// a lookup fails (implied_cluster_alloc's error, which clone_file_block
+// takes as no block).
 func (cs *cloneState) impliedCluster(lblk uint64) uint64 {
 	c := cs.c
 	f := c.fs
@@ -140,50 +139,17 @@ func (cs *cloneState) impliedCluster(lblk uint64) uint64 {
 	}
 	ratio := uint64(1) << f.ClusterBits
 	base := lblk &^ (ratio - 1)
-	buf := make([]byte, f.BlockSize)
 	for i := uint64(0); i < ratio; i++ {
 		if base+i == lblk {
 			continue
 		}
-		if p := cs.mapped(n, base+i, buf); p != 0 {
+		p, err := ext2fs.Bmap2(c.libfs(), cs.ino, n, base+i, 0)
+		if err != nil {
+			return 0
+		}
+		if p != 0 {
 			return p - i + (lblk - base)
 		}
-	}
-	return 0
-}
-
-// mapped is the physical block the extent tree of n maps lblk to, 0 for
-// a hole or a tree that cannot be followed.
-func (cs *cloneState) mapped(n ondisk.Inode, lblk uint64, buf []byte) uint64 {
-	f := cs.c.fs
-	node := ondisk.ExtentHeader(n.IBlock())
-	for level := 0; level <= cloneMaxDepth; level++ {
-		if node.Verify() != nil {
-			return 0
-		}
-		if node.Depth() == 0 {
-			for i := 0; i < int(node.Entries()); i++ {
-				e := node.Leaf(i)
-				if uint64(e.Lblk) <= lblk && lblk < uint64(e.Lblk)+uint64(e.Len) {
-					return e.Pblk + (lblk - uint64(e.Lblk))
-				}
-			}
-			return 0
-		}
-		next := -1
-		for i := 0; i < int(node.Entries()); i++ {
-			if uint64(node.Idx(i).Lblk) <= lblk {
-				next = i
-			}
-		}
-		if next < 0 {
-			return 0
-		}
-		blk := node.Idx(next).Leaf
-		if blk < f.FirstDataBlock || blk >= f.BlocksCount || f.ReadBlock(blk, buf) != nil {
-			return 0
-		}
-		node = ondisk.ExtentHeader(buf)
 	}
 	return 0
 }
