@@ -53,20 +53,36 @@ func (c *Checker) badBlocksInBadBlocks(n ondisk.Inode) bool {
 // it returns whether to clear the pointer and whether to stop.
 type bbVisit func(b uint64, blockcnt int64) (clear, abort bool)
 
-// iterateBadBlocksInode walks inode 1's block map (indirect-mapped; the
-// caller checks) with the library's iterator and returns its error
-// message, "" if none. With write, cleared pointers are written back
-// (mapping blocks as the iterator writes them, the inode through
-// putInode). At most bbVisitBudget pointers inside mapping blocks are
-// visited.
-func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisit) string {
-	if n.Flags()&ondisk.FlagExtents != 0 {
-		return c.iterateBadBlocksHandle(n, nil, nil, visit)
+// iterateBadBlocksInode walks inode 1 with the library's iterator
+// (ext2fs.BlockIter.IterateInode), mapping blocks and index entries before
+// what they map, and returns its error message, "" if none. At most
+// bbVisitBudget pointers are visited (in a block map, those inside
+// mapping blocks).
+//
+// In a block map, cleared pointers are written back with write (mapping
+// blocks as the iterator writes them, the inode through putInode), and a
+// cleared mapping block is not descended into: the walk goes on.
+//
+// In an extent tree (a root that does not verify is no error: the handle
+// cannot be opened; a child node that cannot be read, does not verify or
+// fails its checksum ends the walk with the error), a listed block the
+// visitor clears is unmapped by ext2fs_extent_set_bmap, a cleared index
+// entry is replaced by one pointing at block 0 (which the walk then fails
+// to read as a node, as the library's does). The handle edits n, as the
+// library's write of inode 1 updates e2fsck's scan copy. A tree block the
+// unmapping needs comes from found, the library's block found map at this
+// point (meta, the group metadata, and inode 1's blocks so far; nil: none
+// can be allocated); a leaf left empty is released.
+func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, meta, found *bitmap.Bitmap, write bool, visit bbVisit) string {
+	extents := n.Flags()&ondisk.FlagExtents != 0
+	if extents && ext2fs.IblockEmpty(n) {
+		return ""
 	}
 	budget := bbVisitBudget
 	it := &ext2fs.BlockIter{FS: c.fs, IO: bbIO{c, write}}
-	changed, err := it.Iterate(n, func(blk *uint64, blockcnt int64, ref uint64, _ int) int {
-		if ref != 0 {
+	fsys := &ext2fs.Filsys{FS: c.fs, IO: libIO{c}, Alloc: c.bbAllocator(meta, found)}
+	changed, err := it.IterateInode(fsys, ondisk.BadBlocksIno, n, func(blk *uint64, blockcnt int64, ref uint64, _ int) int {
+		if ref != 0 || extents {
 			if budget--; budget < 0 {
 				return ext2fs.BlockAbort
 			}
@@ -76,9 +92,7 @@ func (c *Checker) iterateBadBlocksInode(n ondisk.Inode, write bool, visit bbVisi
 		if clr {
 			*blk, ret = 0, ext2fs.BlockChanged
 		}
-		if ab && (!clr || blockcnt >= 0) {
-			// A cleared mapping block is not descended into, and
-			// the walk goes on.
+		if ab && (extents || !clr || blockcnt >= 0) {
 			ret |= ext2fs.BlockAbort
 		}
 		return ret
@@ -113,28 +127,11 @@ func (b bbIO) WriteBlock(blk uint64, data []byte) {
 	}
 }
 
-// iterateBadBlocksHandle walks an extent-mapped inode 1 with the
-// library's extent iterator (ext2fs.ExtentHandle.Iterate), index entries before
-// their subtrees, and returns its error message, "" if none (a root that
-// does not verify is no error: the handle cannot be opened; a child node
-// that cannot be read, does not verify or fails its checksum ends the
-// walk with the error). A listed block the visitor clears is unmapped by
-// ext2fs_extent_set_bmap, a cleared index entry is replaced by one
-// pointing at block 0 (which the walk then fails to read as a node, as
-// the library's does). The handle edits n, as the library's write of
-// inode 1 updates e2fsck's scan copy. A tree block the unmapping needs
-// comes from found, the library's block found map at this point (meta,
-// the group metadata, and inode 1's blocks so far; nil: none can be
-// allocated); a leaf left empty is released.
-func (c *Checker) iterateBadBlocksHandle(n ondisk.Inode, meta, found *bitmap.Bitmap, visit bbVisit) string {
+// bbAllocator is the allocator of inode 1's extent tree in pass 1: new
+// tree blocks from found (see iterateBadBlocksInode; nil: none), freed
+// ones released, and cleared in found unless they are metadata.
+func (c *Checker) bbAllocator(meta, found *bitmap.Bitmap) ext2fs.Allocator {
 	f := c.fs
-	if ext2fs.IblockEmpty(n) {
-		return ""
-	}
-	x, err := c.openExtHandle(ondisk.BadBlocksIno, n)
-	if err != nil {
-		return ""
-	}
 	first, last := f.ClusterOf(f.FirstDataBlock), f.ClusterOf(f.BlocksCount-1)
 	alloc := func(goal uint64) (uint64, bool) {
 		if found == nil {
@@ -166,27 +163,7 @@ func (c *Checker) iterateBadBlocksHandle(n ondisk.Inode, meta, found *bitmap.Bit
 		}
 		c.releaseBlock(b)
 	}
-	x.SetAllocator(ext2fs.AllocFuncs{Alloc: alloc, Free: free})
-	budget := bbVisitBudget
-	_, err = x.Iterate(0, func(blk *uint64, blockcnt int64) int {
-		if budget--; budget < 0 {
-			return ext2fs.BlockAbort
-		}
-		clr, ab := visit(*blk, blockcnt)
-		r := 0
-		if clr {
-			*blk = 0
-			r |= ext2fs.BlockChanged
-		}
-		if ab {
-			r |= ext2fs.BlockAbort
-		}
-		return r
-	})
-	if err != nil {
-		return err.Error()
-	}
-	return ""
+	return ext2fs.AllocFuncs{Alloc: alloc, Free: free}
 }
 
 // readBBInode reads inode 1 as ext2fs_read_inode does: with
@@ -220,7 +197,7 @@ func (c *Checker) BadBlocksInodeError() string {
 	if msg != "" || n.Flags()&ondisk.FlagInlineData != 0 {
 		return msg
 	}
-	return c.iterateBadBlocksInode(n, false, func(uint64, int64) (bool, bool) { return false, false })
+	return c.iterateBadBlocksInode(n, nil, nil, false, func(uint64, int64) (bool, bool) { return false, false })
 }
 
 // readBadBlocksList loads the bad-block list (the data blocks of inode 1
@@ -233,7 +210,7 @@ func (c *Checker) readBadBlocksList(_ *inodeScratch) {
 	if msg != "" || n.Flags()&ondisk.FlagInlineData != 0 {
 		return
 	}
-	c.iterateBadBlocksInode(n, false, func(b uint64, blockcnt int64) (bool, bool) {
+	c.iterateBadBlocksInode(n, nil, nil, false, func(b uint64, blockcnt int64) (bool, bool) {
 		if blockcnt < 0 || b < f.FirstDataBlock || b >= f.BlocksCount || len(c.badBlocks) >= 1<<20 {
 			return false, false
 		}
@@ -328,14 +305,7 @@ func (c *Checker) checkBadBlocksInode(s *inodeScratch, ino uint32, n ondisk.Inod
 		}
 		return clr, false
 	}
-	var errMsg string
-	if n.Flags()&ondisk.FlagExtents != 0 {
-		// A block taken off an extent-mapped list is unmapped by
-		// ext2fs_extent_set_bmap, through the library's iterator.
-		errMsg = c.iterateBadBlocksHandle(n, meta, found, visit)
-	} else {
-		errMsg = c.iterateBadBlocksInode(n, c.repairing(), visit)
-	}
+	errMsg := c.iterateBadBlocksInode(n, meta, found, c.repairing(), visit)
 	c.sink.EndLatch(problem.LatchBBlock)
 	if errMsg != "" {
 		c.fix(problem.Problem{Code: problem.PR_1_BLOCK_ITERATE, Ino: ino, Err: errMsg})

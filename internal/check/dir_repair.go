@@ -103,15 +103,24 @@ func (c *Checker) dtimeNow() uint32 {
 	return t
 }
 
-// zapInode is e2fsck_clear_inode: no links, a deletion time, out of the
-// in-use maps, written back.
+// zapInode is e2fsck_clear_inode after pass 1 (wipeInode), written back;
+// the cached names are dropped.
 func (c *Checker) zapInode(ino uint32, n ondisk.Inode) {
+	c.wipeInode(ino, n, c.dtimeNow())
+	c.writeInode(ino, n)
+	c.invalidateNames()
+}
+
+// wipeInode is e2fsck_clear_inode but the write: no flags or links, the
+// deletion time dtime, out of the in-use maps; a reserved inode also
+// loses its block map, and the bad-blocks inode is zeroed.
+func (c *Checker) wipeInode(ino uint32, n ondisk.Inode, dtime uint32) {
 	n.SetFlags(0)
 	n.SetLinksCount(0)
 	if c.linkInfo != nil {
 		c.linkInfo.Set(ino, 0)
 	}
-	n.SetDtime(c.dtimeNow())
+	n.SetDtime(dtime)
 	if ino < c.fs.FirstIno {
 		clear(n.IBlock())
 	}
@@ -122,15 +131,12 @@ func (c *Checker) zapInode(ino uint32, n ondisk.Inode) {
 	if ino == ondisk.BadBlocksIno {
 		clear(n[:ondisk.GoodOldInodeSize])
 	}
-	c.writeInode(ino, n)
-	c.invalidateNames()
 }
 
 // deallocateInode is pass 2's deallocate_inode: the inode bitmap and
 // counts, the EA block's reference, the inode's blocks, then
 // e2fsck_clear_inode. It returns false when the run must stop.
 func (c *Checker) deallocateInode(ino uint32) bool {
-	f := c.fs
 	n := c.readFullInode(ino)
 	c.inodeAllocStats(ino, -1, n.IsDir())
 	if acl := n.FileACL(c.sb.Is64bit()); acl != 0 && c.sb.HasCompat(ondisk.CompatExtAttr) {
@@ -148,22 +154,7 @@ func (c *Checker) deallocateInode(ino uint32) bool {
 		if n.IsReg() && n.Size() >= 0x80000000 && c.stats.LargeFiles > 0 {
 			c.stats.LargeFiles--
 		}
-		s := c.newScratch()
-		last := ^uint64(0)
-		c.iterateBlocks(s, n, func(b uint64, _ int64) {
-			if b == 0 {
-				return
-			}
-			cl := f.ClusterOf(b)
-			if cl == last {
-				return
-			}
-			last = cl
-			if b < f.FirstDataBlock || b >= f.BlocksCount {
-				return
-			}
-			c.releaseBlock(b)
-		})
+		c.punchAll(n, c.releaseBlock) // which skips a block out of range
 	}
 	n = c.readFullInode(ino)
 	c.zapInode(ino, n)

@@ -278,68 +278,16 @@ func (c *Checker) iterateBlocks(s *inodeScratch, n ondisk.Inode, visit func(b ui
 // mapping block out of range, or, given the inode's number (ino != 0) on
 // a metadata_csum filesystem, an extent block whose checksum does not
 // match (the library's step down into it fails, which ends the walk after
-// the index entry naming it).
+// the index entry naming it). A mapping block that cannot be read maps
+// nothing (zeroedReads), nor does an extent node that cannot be followed
+// (BlockFlagSkipBadNode).
 func (c *Checker) iterateBlocksErr(s *inodeScratch, ino uint32, n ondisk.Inode, visit func(b uint64, blockcnt int64)) string {
-	f := c.fs
-	if n.Flags()&ondisk.FlagExtents != 0 {
-		root := ondisk.ExtentHeader(n.IBlock())
-		if root.Verify() != nil {
-			return ""
-		}
-		// The library keeps a running logical block count: a leaf
-		// extent that ends at or before it is skipped, and one that
-		// starts before it (an overlap) has its physical start advanced
-		// by the overlap while its logical numbers still start at e_lblk.
-		var blockcnt uint64
-		var iterErr string
-		var walk func(h ondisk.ExtentHeader, level, depth int)
-		walk = func(h ondisk.ExtentHeader, level, depth int) {
-			for i := 0; i < int(h.Entries()) && iterErr == ""; i++ {
-				if level == depth {
-					e := h.Leaf(i)
-					lblk, l := uint64(e.Lblk), uint64(e.Len)
-					if lblk+l <= blockcnt {
-						continue
-					}
-					if lblk > blockcnt {
-						blockcnt = lblk
-					}
-					pblk := e.Pblk + (blockcnt - lblk)
-					for k := uint64(0); k < l; k++ {
-						visit(pblk+k, int64(lblk+k))
-					}
-					blockcnt = lblk + l
-					continue
-				}
-				e := h.Idx(i)
-				visit(e.Leaf, -1)
-				if level+1 >= len(s.levels) || e.Leaf >= f.BlocksCount {
-					continue
-				}
-				buf := s.levels[level+1]
-				if f.ReadBlock(e.Leaf, buf) != nil {
-					continue
-				}
-				child := ondisk.ExtentHeader(buf)
-				if child.Verify() != nil || child.Entries() == 0 {
-					continue
-				}
-				if ino != 0 && f.MetadataCsum {
-					if sum, stored, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, ino, n.Generation()); !ok || sum != stored {
-						iterErr = string(ext2fs.ErrExtentCsumInvalid)
-						return
-					}
-				}
-				walk(child, level+1, depth)
-			}
-		}
-		walk(root, 0, int(root.Depth()))
-		return iterErr
+	flags := ext2fs.BlockFlagReadOnly | ext2fs.BlockFlagSkipBadNode
+	if ino == 0 {
+		flags |= ext2fs.BlockFlagIgnoreCsum
 	}
-	// A mapping block that cannot be read maps nothing (zeroedReads);
-	// one out of range ends its parent's walk with the library's error.
-	it := s.blockIter(c, zeroedReads{c: c}, ext2fs.BlockFlagReadOnly)
-	_, err := it.Iterate(asBlockMap(n), func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
+	it := s.blockIter(c, zeroedReads{c: c}, flags)
+	_, err := it.IterateInode(c.libfs(), ino, asBlockMap(n), func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
 		visit(*blk, blockcnt)
 		return 0
 	})

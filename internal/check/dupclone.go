@@ -17,9 +17,6 @@ func init() {
 	canRepair(problem.PR_1D_CLONE_QUESTION, problem.PR_1D_DELETE_QUESTION)
 }
 
-// cloneMaxDepth bounds the extent tree walk (the format allows 5 levels).
-const cloneMaxDepth = 5
-
 // cloneState is e2fsck's clone_struct.
 type cloneState struct {
 	c          *Checker
@@ -129,8 +126,10 @@ func (cs *cloneState) block(b uint64, blockcnt int64) (uint64, bool) {
 // read it (the library's clone_struct keeps that copy, so the root is
 // not the one being remapped): on a bigalloc filesystem, the first other
 // block of lblk's logical cluster that the extent tree maps (uninit
-// extents included) gives the physical block lblk would have in the same
-// physical cluster; 0 when there is none.
+// extents included, looked up by ext2fs.Bmap2) gives the physical block
+// lblk would have in the same physical cluster; 0 when there is none or
+// a lookup fails (implied_cluster_alloc's error, which clone_file_block
+// takes as no block).
 func (cs *cloneState) impliedCluster(lblk uint64) uint64 {
 	c := cs.c
 	f := c.fs
@@ -140,50 +139,17 @@ func (cs *cloneState) impliedCluster(lblk uint64) uint64 {
 	}
 	ratio := uint64(1) << f.ClusterBits
 	base := lblk &^ (ratio - 1)
-	buf := make([]byte, f.BlockSize)
 	for i := uint64(0); i < ratio; i++ {
 		if base+i == lblk {
 			continue
 		}
-		if p := cs.mapped(n, base+i, buf); p != 0 {
+		p, err := ext2fs.Bmap2(c.libfs(), cs.ino, n, base+i, 0)
+		if err != nil {
+			return 0
+		}
+		if p != 0 {
 			return p - i + (lblk - base)
 		}
-	}
-	return 0
-}
-
-// mapped is the physical block the extent tree of n maps lblk to, 0 for
-// a hole or a tree that cannot be followed.
-func (cs *cloneState) mapped(n ondisk.Inode, lblk uint64, buf []byte) uint64 {
-	f := cs.c.fs
-	node := ondisk.ExtentHeader(n.IBlock())
-	for level := 0; level <= cloneMaxDepth; level++ {
-		if node.Verify() != nil {
-			return 0
-		}
-		if node.Depth() == 0 {
-			for i := 0; i < int(node.Entries()); i++ {
-				e := node.Leaf(i)
-				if uint64(e.Lblk) <= lblk && lblk < uint64(e.Lblk)+uint64(e.Len) {
-					return e.Pblk + (lblk - uint64(e.Lblk))
-				}
-			}
-			return 0
-		}
-		next := -1
-		for i := 0; i < int(node.Entries()); i++ {
-			if uint64(node.Idx(i).Lblk) <= lblk {
-				next = i
-			}
-		}
-		if next < 0 {
-			return 0
-		}
-		blk := node.Idx(next).Leaf
-		if blk < f.FirstDataBlock || blk >= f.BlocksCount || f.ReadBlock(blk, buf) != nil {
-			return 0
-		}
-		node = ondisk.ExtentHeader(buf)
 	}
 	return 0
 }
@@ -207,12 +173,9 @@ func (c *Checker) cloneFile(di *dupInode, inodes map[uint32]*dupInode, clusters 
 	if f.ClusterBits != 0 {
 		cs.orig = append(ondisk.Inode(nil), n...)
 	}
-	if c.hasValidBlocks(n) {
-		if n.Flags()&ondisk.FlagExtents != 0 {
-			cs.extentTree(n)
-		} else if cs.blockMap(n) {
-			c.writeInode(ino, n)
-		}
+	// An extent inode's all-zero i_block is not given an empty root.
+	if c.hasValidBlocks(n) && (n.Flags()&ondisk.FlagExtents == 0 || !ext2fs.IblockEmpty(n)) {
+		cs.iterate(n)
 	}
 	cs.deferredDec()
 	if cs.iterErr != "" {
@@ -257,13 +220,17 @@ func (c *Checker) cloneFile(di *dupInode, inodes map[uint32]*dupInode, clusters 
 	return ""
 }
 
-// blockMap clones the shared blocks of a block-mapped inode with the
-// library's iterator (pre-order: a cloned mapping block is then read
-// from its new place), updating i_block in n; it reports whether n
-// changed. A mapping block that cannot be read maps nothing.
-func (cs *cloneState) blockMap(n ondisk.Inode) bool {
+// iterate clones the shared blocks of inode n with the library's block
+// iterator (ext2fs.BlockIterate), pre-order. In a block map a cloned
+// mapping block is read from its new place, an unreadable one maps
+// nothing, and a changed i_block is written here; in an extent tree a
+// cloned tree block replaces its index entry before its subtree is
+// walked and a cloned data block is remapped by ext2fs_extent_set_bmap,
+// which cuts extents and splits or grows nodes as needed and writes what
+// it changes (the inode included). An iterator error is kept in iterErr.
+func (cs *cloneState) iterate(n ondisk.Inode) {
 	it := &ext2fs.BlockIter{FS: cs.c.fs, IO: zeroedReads{c: cs.c}}
-	changed, err := it.Iterate(n, func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
+	changed, err := it.IterateInode(cs.c.libfs(), cs.ino, n, func(blk *uint64, blockcnt int64, _ uint64, _ int) int {
 		nb, ch := cs.block(*blk, blockcnt)
 		r := 0
 		if ch {
@@ -278,38 +245,8 @@ func (cs *cloneState) blockMap(n ondisk.Inode) bool {
 	if err != nil {
 		cs.iterErr = err.Error()
 	}
-	return changed
-}
-
-// extentTree clones the shared blocks of an extent-mapped inode n as the
-// library's block iterator does (ext2fs.ExtentHandle.Iterate): a cloned tree block
-// replaces its index entry before its subtree is walked, a cloned data
-// block is remapped by ext2fs_extent_set_bmap, which cuts extents and
-// splits or grows nodes as needed and writes what it changes (the inode
-// included). An iterator error is kept in iterErr.
-func (cs *cloneState) extentTree(n ondisk.Inode) {
-	if ext2fs.IblockEmpty(n) {
-		return
-	}
-	x, err := cs.c.openExtHandle(cs.ino, n)
-	if err != nil {
-		// The library's iterator returns no error when the handle
-		// cannot be opened.
-		return
-	}
-	_, err = x.Iterate(0, func(blk *uint64, blockcnt int64) int {
-		nb, changed := cs.block(*blk, blockcnt)
-		if cs.err != "" {
-			return ext2fs.BlockAbort
-		}
-		if !changed {
-			return 0
-		}
-		*blk = nb
-		return ext2fs.BlockChanged
-	})
-	if err != nil {
-		cs.iterErr = err.Error()
+	if changed {
+		cs.c.writeInode(cs.ino, n)
 	}
 }
 

@@ -453,103 +453,32 @@ func (w *jwalk) visit(blk uint64, cnt int64) {
 	}
 }
 
-// blockMap walks i_block with the library's iterator and
-// BLOCK_FLAG_HOLE, so that a zero pointer is visited (and ends the walk);
-// a mapping block that cannot be read ends it too.
-func (w *jwalk) blockMap(n ondisk.Inode) {
-	it := &ext2fs.BlockIter{FS: w.c.fs, IO: libIO{w.c}, Flags: ext2fs.BlockFlagHole | ext2fs.BlockFlagStopOnError}
-	it.Iterate(asBlockMap(n), func(blk *uint64, cnt int64, _ uint64, _ int) int {
+// blockMap walks a block-mapped i_block (read as one whatever its flags
+// say; see extents).
+func (w *jwalk) blockMap(n ondisk.Inode) { w.extents(0, asBlockMap(n)) }
+
+// extents walks inode ino's blocks with the library's iterator
+// (ext2fs_block_iterate3) and BLOCK_FLAG_HOLE: in a block map a zero
+// pointer is visited (and ends the walk), a mapping block that cannot be
+// read ends it too; in an extent tree each index entry comes before its
+// subtree, a child that cannot be read, has a bad header, a bad checksum
+// (metadata_csum), no entries, or repeats an ancestor ends the walk, and
+// the holes between extents are not visited (the block after the last
+// extent is, unmapped, and ends it). A root that does not verify (an
+// all-zero i_block too) or is deeper than maxExtentLevels maps nothing.
+func (w *jwalk) extents(ino uint32, n ondisk.Inode) {
+	if n.Flags()&ondisk.FlagExtents != 0 {
+		if root := ondisk.ExtentHeader(n.IBlock()); root.Verify() != nil || root.Depth() > maxExtentLevels {
+			return
+		}
+	}
+	ext2fs.BlockIterate(w.c.libfs(), ino, n, ext2fs.BlockFlagHole|ext2fs.BlockFlagStopOnError, func(blk *uint64, cnt int64, _ uint64, _ int) int {
 		w.visit(*blk, cnt)
 		if w.done {
 			return ext2fs.BlockAbort
 		}
 		return 0
 	})
-}
-
-// extents walks the extent tree in the order ext2fs_extent_get(NEXT)
-// visits it, as ext2fs_block_iterate3 does: each index entry, then its
-// subtree. A child that cannot be read, has a bad header, a bad checksum
-// (metadata_csum), no entries, or repeats an ancestor ends the walk. Holes
-// between extents are not reported by the iteration and so are allowed.
-func (w *jwalk) extents(ino uint32, n ondisk.Inode) {
-	root := ondisk.ExtentHeader(n.IBlock())
-	if verifyExtentHeader(root) != nil {
-		return
-	}
-	maxDepth := int(root.Depth())
-	if maxDepth > maxExtentLevels {
-		return
-	}
-	var blockcnt int64
-	var walk func(h ondisk.ExtentHeader, level int, path []uint64)
-	walk = func(h ondisk.ExtentHeader, level int, path []uint64) {
-		for i := 0; i < int(h.Entries()) && !w.done; i++ {
-			if level < maxDepth {
-				child := h.Idx(i).Leaf
-				w.visit(child, -1)
-				if w.done {
-					return
-				}
-				for _, a := range path {
-					if a == child {
-						w.done = true
-						return
-					}
-				}
-				buf := make([]byte, w.c.fs.BlockSize)
-				if err := w.c.fs.ReadBlock(child, buf); err != nil {
-					w.done = true
-					return
-				}
-				ch := ondisk.ExtentHeader(buf)
-				if verifyExtentHeader(ch) != nil || ch.Entries() == 0 {
-					w.done = true
-					return
-				}
-				if w.c.fs.MetadataCsum {
-					sum, stored, ok := ondisk.ExtentBlockChecksum(buf, w.c.fs.CsumSeed, ino, n.Generation())
-					if !ok || sum != stored {
-						w.done = true
-						return
-					}
-				}
-				walk(ch, level+1, append(path, child))
-				continue
-			}
-			e := h.Leaf(i)
-			lblk, elen := int64(e.Lblk), int64(e.Len)
-			if lblk+elen <= blockcnt {
-				continue
-			}
-			if lblk > blockcnt {
-				blockcnt = lblk
-			}
-			// As block_iterate3: the start is skipped over blocks
-			// already seen, but the count restarts at ee_block.
-			blk := e.Pblk + uint64(blockcnt-lblk)
-			for j := int64(0); j < elen && !w.done; j++ {
-				w.visit(blk+uint64(j), lblk+j)
-			}
-			blockcnt = lblk + elen
-		}
-	}
-	walk(root, 0, nil)
-}
-
-// verifyExtentHeader is ext2fs_extent_header_verify.
-func verifyExtentHeader(h ondisk.ExtentHeader) error {
-	if len(h) < ondisk.ExtentHeaderSize {
-		return errors.New("extent header: short")
-	}
-	if h.Magic() != ondisk.ExtentMagic || h.Entries() > h.Max() {
-		return errors.New("extent header: bad")
-	}
-	capacity := (len(h) - ondisk.ExtentHeaderSize) / ondisk.ExtentEntrySize
-	if int(h.Max()) > capacity || int(h.Max()) < capacity-2 {
-		return errors.New("extent header: bad eh_max")
-	}
-	return nil
 }
 
 // journalBmap maps logical journal block lblk to its physical block, as

@@ -167,34 +167,18 @@ func (c *Checker) checkInitOrphanFile() orphanState {
 // (BLOCK_FLAG_HOLE; an extent tree's holes are not reported, but the
 // block after its last extent is, as BLOCK_FLAG_APPEND). fn stops the walk
 // by returning an error, which is returned. errOrphanMap means the block
-// map could not be followed.
+// map could not be followed (the library's iterator failed, or i_block
+// holds no extent root).
 func (c *Checker) orphanBlocks(ino uint32, n ondisk.Inode, holes bool, fn func(lblk int64, blk uint64) error) error {
-	if n.Flags()&ondisk.FlagInlineData != 0 {
+	if n.Flags()&ondisk.FlagExtents != 0 && ondisk.ExtentHeader(n.IBlock()).Verify() != nil {
 		return errOrphanMap
-	}
-	if n.Flags()&ondisk.FlagExtents != 0 {
-		if !holes {
-			return c.orphanExtentNode(ondisk.ExtentHeader(n.IBlock()), -1, ino, n.Generation(), fn)
-		}
-		// BLOCK_FLAG_HOLE is BLOCK_FLAG_APPEND: after the last extent
-		// the library offers the block past it, unmapped.
-		end := int64(0)
-		err := c.orphanExtentNode(ondisk.ExtentHeader(n.IBlock()), -1, ino, n.Generation(), func(lblk int64, blk uint64) error {
-			end = lblk + 1
-			return fn(lblk, blk)
-		})
-		if err != nil {
-			return err
-		}
-		return fn(end, 0)
 	}
 	flags := ext2fs.BlockFlagDataOnly | ext2fs.BlockFlagStopOnError
 	if holes {
 		flags |= ext2fs.BlockFlagHole
 	}
-	it := &ext2fs.BlockIter{FS: c.fs, IO: libIO{c}, Flags: flags}
 	var fnErr error
-	if _, err := it.Iterate(n, func(blk *uint64, lblk int64, _ uint64, _ int) int {
+	if _, err := ext2fs.BlockIterate(c.libfs(), ino, n, flags, func(blk *uint64, lblk int64, _ uint64, _ int) int {
 		if fnErr = fn(lblk, *blk); fnErr != nil {
 			return ext2fs.BlockAbort
 		}
@@ -203,46 +187,4 @@ func (c *Checker) orphanBlocks(ino uint32, n ondisk.Inode, holes bool, fn func(l
 		return errOrphanMap
 	}
 	return fnErr
-}
-
-// orphanExtentNode walks an extent tree node; depth is the depth expected
-// from the parent (-1 for the root).
-func (c *Checker) orphanExtentNode(h ondisk.ExtentHeader, depth int, ino, gen uint32, fn func(int64, uint64) error) error {
-	f := c.fs
-	if h.Verify() != nil || (depth >= 0 && int(h.Depth()) != depth) || h.Depth() > 5 {
-		return errOrphanMap
-	}
-	if h.Depth() == 0 {
-		next := int64(0)
-		for i := 0; i < int(h.Entries()); i++ {
-			e := h.Leaf(i)
-			if int64(e.Lblk)+int64(e.Len) <= next {
-				continue
-			}
-			for j := uint32(0); j < e.Len; j++ {
-				if err := fn(int64(e.Lblk)+int64(j), e.Pblk+uint64(j)); err != nil {
-					return err
-				}
-			}
-			next = int64(e.Lblk) + int64(e.Len)
-		}
-		return nil
-	}
-	buf := make([]byte, f.BlockSize)
-	for i := 0; i < int(h.Entries()); i++ {
-		child := h.Idx(i).Leaf
-		if child < f.FirstDataBlock || child >= f.BlocksCount || f.ReadBlock(child, buf) != nil {
-			return errOrphanMap
-		}
-		if f.MetadataCsum {
-			// The library refuses an extent block whose checksum fails.
-			if sum, stored, ok := ondisk.ExtentBlockChecksum(buf, f.CsumSeed, ino, gen); !ok || sum != stored {
-				return errOrphanMap
-			}
-		}
-		if err := c.orphanExtentNode(ondisk.ExtentHeader(buf), int(h.Depth())-1, ino, gen, fn); err != nil {
-			return err
-		}
-	}
-	return nil
 }

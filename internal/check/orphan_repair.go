@@ -172,12 +172,8 @@ func (c *Checker) releaseInodeBlocks(ino uint32, n ondisk.Inode, d *diskBitmaps,
 			return errOrphanUnsupported
 		}
 	}
-	if n.Flags()&ondisk.FlagExtents != 0 {
-		if err := r.extents(ino, n); err != nil {
-			return err
-		}
-	} else {
-		r.blockMap(n)
+	if err := r.walk(ino, n); err != nil {
+		return err
 	}
 	if r.err != nil {
 		return r.err
@@ -202,31 +198,6 @@ func (c *Checker) releaseInodeBlocks(ino uint32, n ondisk.Inode, d *diskBitmaps,
 	return nil
 }
 
-// blockMap walks i_block as ext2fs_block_iterate3 with
-// BLOCK_FLAG_DEPTH_TRAVERSE: data blocks in order, each indirect block
-// after the blocks it maps, released pointers written back. A mapping
-// block out of range or unreadable (EXT2_ET_BAD_IND_BLOCK and the like)
-// ends the release as unsupported.
-func (r *orphanRelease) blockMap(n ondisk.Inode) {
-	c := r.c
-	it := &ext2fs.BlockIter{FS: c.fs, IO: repairIO{c},
-		Flags: ext2fs.BlockFlagDepthTraverse | ext2fs.BlockFlagStopOnError}
-	_, err := it.Iterate(n, func(blk *uint64, cnt int64, _ uint64, _ int) int {
-		ret := 0
-		if nb, changed := r.block(*blk, cnt); changed {
-			*blk = nb
-			ret |= ext2fs.BlockChanged
-		}
-		if r.abort || r.err != nil {
-			ret |= ext2fs.BlockAbort
-		}
-		return ret
-	})
-	if err != nil && r.err == nil {
-		r.err = errOrphanUnsupported
-	}
-}
-
 // repairIO is a BlockIO for the repairs' walks: reads from the filesystem,
 // writes through the repair path.
 type repairIO struct{ c *Checker }
@@ -235,73 +206,34 @@ func (o repairIO) ReadBlock(blk uint64, buf []byte) error { return o.c.fs.ReadBl
 
 func (o repairIO) WriteBlock(blk uint64, data []byte) { o.c.writeBlock(blk, data) }
 
-// extents releases the blocks of an extent-mapped inode: all of them when
-// it is deleted. A truncation walks the tree with the library's iterator
-// (BLOCK_FLAG_DEPTH_TRAVERSE, ext2fs.ExtentHandle.Iterate): each released block is
-// unmapped by ext2fs_extent_set_bmap, which shortens, cuts or removes its
-// extent, frees a leaf it empties and splits a full node for a cut (the
-// new block allocated from the on-disk bitmap, as the library allocates
-// before e2fsck's pass 1).
-func (r *orphanRelease) extents(ino uint32, n ondisk.Inode) error {
-	f := r.c.fs
-	root := ondisk.ExtentHeader(n.IBlock())
-	if r.truncating {
-		if root.Verify() != nil {
-			return errOrphanUnsupported
-		}
-		return r.extentsTruncate(ino, n)
-	}
-	var walk func(h ondisk.ExtentHeader, depth int) error
-	walk = func(h ondisk.ExtentHeader, depth int) error {
-		if h.Verify() != nil || depth > maxExtentLevels {
-			return errOrphanUnsupported
-		}
-		for i := 0; i < int(h.Entries()) && !r.abort; i++ {
-			if h.Depth() == 0 {
-				e := h.Leaf(i)
-				for k := uint32(0); k < e.Len && !r.abort; k++ {
-					r.block(e.Pblk+uint64(k), int64(e.Lblk)+int64(k))
-				}
-				continue
-			}
-			x := h.Idx(i)
-			if x.Leaf < f.FirstDataBlock || x.Leaf >= f.BlocksCount {
-				return errOrphanUnsupported
-			}
-			buf := make([]byte, f.BlockSize)
-			if err := f.ReadBlock(x.Leaf, buf); err != nil {
-				return errOrphanUnsupported
-			}
-			if err := walk(ondisk.ExtentHeader(buf), depth+1); err != nil {
-				return err
-			}
-			r.block(x.Leaf, -1)
-		}
-		return nil
-	}
-	return walk(root, 0)
-}
-
-// extentsTruncate is the truncating walk of extents.
-func (r *orphanRelease) extentsTruncate(ino uint32, n ondisk.Inode) error {
+// walk releases the blocks of inode ino (held as n) with the library's
+// iterator and BLOCK_FLAG_DEPTH_TRAVERSE, as release_inode_blocks does:
+// data blocks in order, each mapping block or index entry after what it
+// maps. In a block map released pointers are written back (repairIO); a
+// deletion changes nothing in an extent tree, while in a truncation each
+// released block is unmapped by ext2fs_extent_set_bmap, which shortens,
+// cuts or removes its extent, frees a leaf it empties and splits a full
+// node for a cut (the new block allocated from the on-disk bitmap, as the
+// library allocates before e2fsck's pass 1). A map the iterator cannot
+// follow (EXT2_ET_BAD_IND_BLOCK and the like, an extent root that does
+// not verify) ends the release as unsupported.
+func (r *orphanRelease) walk(ino uint32, n ondisk.Inode) error {
 	c := r.c
 	f := c.fs
-	if ext2fs.IblockEmpty(n) {
-		return nil
-	}
-	x, err := c.openExtHandle(ino, n)
-	if err != nil {
+	if n.Flags()&ondisk.FlagExtents != 0 && ondisk.ExtentHeader(n.IBlock()).Verify() != nil {
 		return errOrphanUnsupported
 	}
-	x.SetAllocator(ext2fs.AllocFuncs{
+	it := &ext2fs.BlockIter{FS: f, IO: repairIO{c},
+		Flags: ext2fs.BlockFlagDepthTraverse | ext2fs.BlockFlagStopOnError}
+	fsys := &ext2fs.Filsys{FS: f, IO: libIO{c}, Alloc: ext2fs.AllocFuncs{
 		Alloc: func(goal uint64) (uint64, bool) { return c.earlyAllocBlock(goal, r.d) },
 		Free: func(b uint64) {
 			if b >= f.FirstDataBlock && b < f.BlocksCount {
 				c.orphanFreeBlock(b, r.d)
 			}
 		},
-	})
-	_, err = x.Iterate(ext2fs.BlockFlagDepthTraverse, func(blk *uint64, cnt int64) int {
+	}}
+	_, err := it.IterateInode(fsys, ino, n, func(blk *uint64, cnt int64, _ uint64, _ int) int {
 		nb, changed := r.block(*blk, cnt)
 		ret := 0
 		if changed {

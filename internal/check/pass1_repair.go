@@ -201,22 +201,9 @@ func (c *Checker) putInode(ino uint32, n ondisk.Inode) {
 // entries naming it pointing to an unused inode) and is written. A
 // reserved inode also loses its block map; the bad-blocks inode is zeroed.
 func (c *Checker) clearInode(ino uint32, n ondisk.Inode, restart bool) {
-	n.SetFlags(0)
-	n.SetLinksCount(0)
-	c.linkInfo.Set(ino, 0)
-	n.SetDtime(c.p1Now())
-	if ino < c.fs.FirstIno {
-		clear(n.IBlock())
-	}
-	c.inodeDir.Clear(uint64(ino))
-	c.inodeUsed.Clear(uint64(ino))
-	c.inodeReg.Clear(uint64(ino))
-	c.inodeBad.Clear(uint64(ino))
+	c.wipeInode(ino, n, c.p1Now())
 	if restart {
 		c.p1.restart = true
-	}
-	if ino == ondisk.BadBlocksIno {
-		clear(n[:ondisk.GoodOldInodeSize])
 	}
 	c.putInode(ino, n)
 }

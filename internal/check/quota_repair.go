@@ -280,8 +280,9 @@ func (d *dryAlloc) alloc(goal uint64) (uint64, bool) {
 }
 
 // punchAll frees every block of inode n (data and mapping blocks), as
-// ext2fs_punch(fs, ino, inode, NULL, 0, ~0) does; the inode itself is
-// rewritten by the caller.
+// ext2fs_punch(fs, ino, inode, NULL, 0, ~0) does (and deallocate_inode's
+// block walk), each cluster once when its blocks come together; the inode
+// itself is rewritten by the caller.
 func (c *Checker) punchAll(n ondisk.Inode, free func(uint64)) {
 	f := c.fs
 	s := c.newScratch()

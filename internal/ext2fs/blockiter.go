@@ -38,6 +38,22 @@ const (
 	// pointer. For callers that give up on a block map they cannot
 	// follow.
 	BlockFlagStopOnError BlockFlags = 0x10000
+	// BlockFlagSkipBadNode is gofsck's, for an extent-mapped inode: a
+	// root whose header is bad maps nothing (no error, and the inode is
+	// not given an empty root); a child node that cannot be read or is
+	// out of range, whose header is bad, that has no entries, that is
+	// one of its own ancestors or that lies more than seven levels below
+	// the root maps nothing either: its index entry is still visited and
+	// the walk goes on with the next one, where the library ends the walk
+	// with the error. A child whose checksum fails still ends it
+	// (ErrExtentCsumInvalid, unless BlockFlagIgnoreCsum). For the
+	// checker's read-only walks, which list what a damaged tree still
+	// maps.
+	BlockFlagSkipBadNode BlockFlags = 0x20000
+	// BlockFlagIgnoreCsum is the library's EXT2_FLAG_IGNORE_CSUM_ERRORS
+	// (a filesystem flag there) for one walk: extent tree blocks are not
+	// checksummed.
+	BlockFlagIgnoreCsum BlockFlags = 0x40000
 )
 
 // The callback's results (BLOCK_CHANGED, BLOCK_ABORT, BLOCK_ERROR).
@@ -111,9 +127,9 @@ var _ BlockIO = Writer(nil)
 //     "continue" skips its offset += 4).
 //
 // Not modelled: the Hurd translator block (BLOCK_COUNT_TRANSLATOR; the
-// checker does not visit it) and extent-mapped inodes, which callers walk
-// with ExtentHandle: Iterate reads i_block as a block map whatever
-// EXTENTS_FL says.
+// checker does not visit it). Iterate reads i_block as a block map
+// whatever EXTENTS_FL says; IterateInode (and BlockIterate) dispatch on
+// it, as ext2fs_block_iterate3 does.
 //
 // The checker had this walk written out again in eleven places. What
 // each did its own way, and how it is said now (flags, callback, BlockIO):
@@ -173,6 +189,11 @@ type BlockIter struct {
 	// triply indirect block as soon as that block is read (the
 	// children are read one after another below it).
 	Prefetch func(blk uint64)
+
+	// ext and fsys are IterateInode's extent handle and its filesystem,
+	// reused from inode to inode.
+	ext  ExtentHandle
+	fsys Filsys
 
 	bcount  int64
 	errcode error

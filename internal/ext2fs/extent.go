@@ -85,6 +85,11 @@ type ExtentHandle struct {
 	maxDepth int
 	path     []extPath
 	alloc    Allocator
+	// ignoreCsum is EXT2_FLAG_IGNORE_CSUM_ERRORS for this handle: a tree
+	// block's checksum is not verified (BlockFlagIgnoreCsum).
+	ignoreCsum bool
+	// visitBlk is the block Iterate's visitor is given.
+	visitBlk uint64
 }
 
 const extEntrySize = ondisk.ExtentEntrySize
@@ -95,6 +100,17 @@ const extEntrySize = ondisk.ExtentEntrySize
 // allocated and freed through fsys.Alloc until SetAllocator says
 // otherwise.
 func OpenExtent(fsys *Filsys, ino uint32, n ondisk.Inode) (*ExtentHandle, error) {
+	x := &ExtentHandle{}
+	if err := x.open(fsys, ino, n); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// open is OpenExtent into x, whose path and node buffers are reused: a
+// walk from inode to inode with one handle allocates nothing once its
+// buffers are as deep as the trees. The checksum check is back on.
+func (x *ExtentHandle) open(fsys *Filsys, ino uint32, n ondisk.Inode) error {
 	ib := n.IBlock()
 	if IblockEmpty(n) {
 		h := ondisk.ExtentHeader(ib)
@@ -105,15 +121,22 @@ func OpenExtent(fsys *Filsys, ino uint32, n ondisk.Inode) (*ExtentHandle, error)
 		n.SetFlags(n.Flags() | ondisk.FlagExtents)
 	}
 	if n.Flags()&ondisk.FlagExtents == 0 {
-		return nil, ErrInodeNotExtent
+		return ErrInodeNotExtent
 	}
 	h := ondisk.ExtentHeader(ib)
 	if h.Verify() != nil {
-		return nil, ErrExtentHeaderBad
+		return ErrExtentHeaderBad
 	}
 	f := fsys.FS
-	x := &ExtentHandle{fsys: fsys, f: f, ino: ino, n: n, maxDepth: int(h.Depth()), alloc: fsys.Alloc}
-	x.path = make([]extPath, x.maxDepth+1)
+	path := x.path[:cap(x.path)]
+	depth := int(h.Depth())
+	if len(path) < depth+1 {
+		path = append(path, make([]extPath, depth+1-len(path))...)
+	}
+	for i := range path {
+		path[i] = extPath{buf: path[i].buf}
+	}
+	*x = ExtentHandle{fsys: fsys, f: f, ino: ino, n: n, maxDepth: depth, alloc: fsys.Alloc, path: path[:depth+1]}
 	p := &x.path[0]
 	p.buf = ib
 	p.entries = int(h.Entries())
@@ -123,7 +146,7 @@ func OpenExtent(fsys *Filsys, ino uint32, n ondisk.Inode) (*ExtentHandle, error)
 	bs := uint64(f.BlockSize)
 	p.endBlk = (n.Size() + bs - 1) >> f.BlockBits
 	p.visitNum = 1
-	return x, nil
+	return nil
 }
 
 // SetAllocator makes a the allocator of the handle's new and dropped
@@ -242,7 +265,7 @@ func (x *ExtentHandle) Get(op ExtentOp) (Extent, error) {
 			x.level--
 			return ext, ErrExtentHeaderBad
 		}
-		if x.f.MetadataCsum {
+		if x.f.MetadataCsum && !x.ignoreCsum {
 			sum, stored, ok := ondisk.ExtentBlockChecksum(np.buf, x.f.CsumSeed, x.ino, x.n.Generation())
 			failedCsum = !ok || sum != stored
 		}

@@ -417,14 +417,32 @@ type ExtentVisit func(blk *uint64, blockcnt int64) int
 // Iterate is the extent part of ext2fs_block_iterate3 over the handle's
 // inode. With BlockFlagAppend, after the last extent the visitor is
 // offered block 0 at the next block counts for as long as it maps one;
-// with BlockFlagDepthTraverse an index entry is offered after its subtree instead
-// of before. It returns the visitors' bits with BlockError and the
-// library's error (nil if none).
+// with BlockFlagDepthTraverse an index entry is offered after its subtree
+// instead of before, with BlockFlagDataOnly not at all; under
+// BlockFlagReadOnly a BlockChanged result ends the walk with
+// ErrROBlockIterate. BlockFlagSkipBadNode and BlockFlagIgnoreCsum are
+// gofsck's (see their doc). It returns the visitors' bits with BlockError
+// and the library's error (nil if none).
 func (x *ExtentHandle) Iterate(flags BlockFlags, visit ExtentVisit) (int, error) {
 	appendBlocks := flags&BlockFlagAppend != 0
 	depthFirst := flags&BlockFlagDepthTraverse != 0
+	readOnly := flags&BlockFlagReadOnly != 0
+	skipBad := flags&BlockFlagSkipBadNode != 0
+	x.ignoreCsum = flags&BlockFlagIgnoreCsum != 0
 	ret := 0
 	var iterErr error
+	// roViolation is check_for_ro_violation_goto.
+	roViolation := func() bool {
+		if readOnly && ret&BlockChanged != 0 {
+			iterErr = ErrROBlockIterate
+			ret |= BlockAbort | BlockError
+			return true
+		}
+		return false
+	}
+	// The pointer the visitor is given lives in the handle: a walk
+	// allocates nothing.
+	vb := &x.visitBlk
 	blockcnt := int64(0)
 	op := ExtentRoot
 	var ext Extent
@@ -434,7 +452,11 @@ func (x *ExtentHandle) Iterate(flags BlockFlags, visit ExtentVisit) (int, error)
 		}
 		var err error
 		if op != ExtentCurrent {
+			lvl := x.level
 			ext, err = x.Get(op)
+			if skipBad && x.skipChild(lvl, err) {
+				continue
+			}
 		}
 		if err != nil {
 			if err != ErrExtentNoNext {
@@ -445,15 +467,15 @@ func (x *ExtentHandle) Iterate(flags BlockFlags, visit ExtentVisit) (int, error)
 				break
 			}
 			for k := 0; k < extStepBudget; k++ {
-				blk := uint64(0)
-				r := visit(&blk, blockcnt)
+				*vb = 0
+				r := visit(vb, blockcnt)
 				ret |= r
-				if r&BlockChanged == 0 {
+				if roViolation() || r&BlockChanged == 0 {
 					break
 				}
-				iterErr = x.SetBmap(uint64(blockcnt), blk, false)
+				iterErr = x.SetBmap(uint64(blockcnt), *vb, false)
 				blockcnt++
-				if iterErr != nil || ret&BlockAbort != 0 || blk == 0 {
+				if iterErr != nil || ret&BlockAbort != 0 || *vb == 0 {
 					break
 				}
 			}
@@ -462,10 +484,14 @@ func (x *ExtentHandle) Iterate(flags BlockFlags, visit ExtentVisit) (int, error)
 		op = ExtentNext
 		blk := ext.Pblk
 		if ext.Flags&ExtentFlagLeaf == 0 {
+			if flags&BlockFlagDataOnly != 0 {
+				continue
+			}
 			if (ext.Flags&ExtentFlagSecondVisit != 0) == depthFirst {
-				ret |= visit(&blk, -1)
+				*vb = blk
+				ret |= visit(vb, -1)
 				if ret&BlockChanged != 0 {
-					ext.Pblk = blk
+					ext.Pblk = *vb
 					if iterErr = x.Replace(ext); iterErr != nil {
 						break
 					}
@@ -490,11 +516,15 @@ func (x *ExtentHandle) Iterate(flags BlockFlags, visit ExtentVisit) (int, error)
 		blockcnt = int64(ext.Lblk)
 		stop := false
 		for j := uint32(0); j < ext.Len; j++ {
-			nb := blk
-			r := visit(&nb, blockcnt)
+			*vb = blk
+			r := visit(vb, blockcnt)
 			ret |= r
+			if roViolation() {
+				stop = true
+				break
+			}
 			if r&BlockChanged != 0 {
-				if iterErr = x.SetBmap(uint64(blockcnt), nb, uninit); iterErr != nil {
+				if iterErr = x.SetBmap(uint64(blockcnt), *vb, uninit); iterErr != nil {
 					stop = true
 					break
 				}
@@ -515,4 +545,28 @@ func (x *ExtentHandle) Iterate(flags BlockFlags, visit ExtentVisit) (int, error)
 		}
 	}
 	return ret | BlockError, iterErr
+}
+
+// skipDepth is how deep BlockFlagSkipBadNode descends: the root and
+// seven levels below it, as the checker's own walks held one buffer for
+// each of eight levels.
+const skipDepth = 8
+
+// skipChild is BlockFlagSkipBadNode's step: when a move from level lvl
+// went down (or failed to) into a child that is unreadable or out of
+// range, has a bad header or no entries, is an ancestor, or lies below
+// skipDepth (then whatever its checksum), the handle goes back to the
+// index entry naming it, already visited, and reports true; the walk
+// goes on with the entry after it. A child above skipDepth whose
+// checksum fails is not skipped: the walk ends there.
+func (x *ExtentHandle) skipChild(lvl int, err error) bool {
+	if x.level <= lvl && (err == nil || err == ErrExtentNoNext) {
+		return false
+	}
+	if lvl+1 < skipDepth && (err == nil || err == ErrExtentCsumInvalid) {
+		return false
+	}
+	x.level = lvl
+	x.path[lvl].visitNum = 1
+	return true
 }
