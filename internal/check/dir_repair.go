@@ -306,12 +306,4 @@ func (c *Checker) newDirBlock(dirIno, parent uint32) []byte {
 
 // unmarkValid is ext2fs_unmark_valid after a fix that failed: the run
 // ends with "still has errors".
-func (c *Checker) unmarkValid() {
-	s := c.sink
-	if r, ok := s.(*recSink); ok && r.direct != nil {
-		s = r.direct
-	}
-	if m, ok := s.(interface{ MarkInvalid() }); ok {
-		m.MarkInvalid()
-	}
-}
+func (c *Checker) unmarkValid() { c.sink.MarkInvalid() }

@@ -13,21 +13,6 @@ import (
 	"gofsck/internal/problem"
 )
 
-// LibErrorer is an optional interface of the Sink. e2fsck's journal code
-// reports a few findings with com_err on stderr rather than as problems
-// ("e2fsck: The journal superblock is corrupt <dev>: journal too short");
-// a Sink that implements LibErrorer prints them, each followed by an empty
-// line, as
-//
-//	<prog>: <code> <dev>: <what>   (byDevice false)
-//	<dev>: <code> <what>           (byDevice true, I/O errors)
-//
-// where code is the library error text. Sinks without it lose these lines;
-// the problems and the verdict are unaffected.
-type LibErrorer interface {
-	LibError(byDevice bool, code, what string)
-}
-
 // jnlBackupBlocks is EXT3_JNL_BACKUP_BLOCKS: s_jnl_blocks holds a copy of
 // the journal inode's i_block, i_size_high and i_size.
 const jnlBackupBlocks = 1
@@ -195,11 +180,13 @@ func withCode(p problem.Problem, code problem.Code) problem.Problem {
 	return p
 }
 
-// libError reports a com_err line through the Sink if it can print one.
+// libError reports a com_err line through the Sink's LibOutput: e2fsck's
+// journal code reports a few findings with com_err on stderr rather than
+// as problems ("e2fsck: The journal superblock is corrupt <dev>: journal
+// too short"); a Sink without LibOutput loses these lines, and the
+// problems and the verdict are unaffected.
 func (c *Checker) libError(byDevice bool, code, what string) {
-	if l, ok := c.sink.(LibErrorer); ok {
-		l.LibError(byDevice, code, what)
-	}
+	c.out().LibError(byDevice, code, what)
 }
 
 // fixBadInode is e2fsck_journal_fix_bad_inode: the journal inode is

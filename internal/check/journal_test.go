@@ -33,7 +33,7 @@ func debugfsCmds(cmds ...string) func(t *testing.T, img string) {
 }
 
 // comErrRE matches e2fsck's com_err lines about the journal superblock,
-// which gofsck's reporter does not print yet (check.LibErrorer).
+// which gofsck's reporter does not print yet (check.LibOutput).
 var comErrRE = regexp.MustCompile(`^PROG: The journal superblock is corrupt .*: (no valid journal superblock found|journal too short|incorrect fast commit blocks)$`)
 
 // progRE matches the program name that starts com_err and fatal_error

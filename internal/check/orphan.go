@@ -63,9 +63,7 @@ func (c *Checker) checkOrphanFileEnd() {
 			// The catalogue carries 1.47.4's PR_NO_OK on this code;
 			// e2fsck 1.47.0 has no such flag, so a declined answer
 			// leaves the filesystem with errors (exit 4).
-			if s, ok := c.sink.(interface{ MarkInvalid() }); ok {
-				s.MarkInvalid()
-			}
+			c.sink.MarkInvalid()
 		}
 	case orphanCorrupt:
 		if c.fix(problem.Problem{Code: problem.PR_6_ORPHAN_FILE_CORRUPTED}) && c.repairing() {

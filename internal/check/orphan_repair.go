@@ -24,19 +24,10 @@ import (
 // extent-mapped or bigalloc file past its size,
 // and broken indirect blocks.
 
-// unsupportedFixer is the Reporter's way of stopping a run at a fix gofsck
-// does not implement although its problem has no question.
-type unsupportedFixer interface {
-	Unsupported(problem.Code)
-}
-
 // unsupported stops the run at code, as the CanFix guard does for a
-// prompted problem. It reports false when the sink cannot stop this way
-// (then the caller must not go on with the fix either).
+// prompted problem.
 func (c *Checker) unsupported(code problem.Code) {
-	if u, ok := c.sink.(unsupportedFixer); ok {
-		u.Unsupported(code)
-	}
+	c.sink.Unsupported(code)
 	c.abort = true
 }
 

@@ -152,7 +152,7 @@ func (c *Checker) pass1E() {
 	if c.invalidBitmaps || !c.sb.HasIncompat(ondisk.IncompatExtents) {
 		return
 	}
-	if s, ok := c.sink.(interface{ Status() problem.Status }); ok && s.Status().Invalid {
+	if c.sink.Status().Invalid {
 		return
 	}
 	first := true
