@@ -20,21 +20,6 @@ import (
 // a mapping block colliding with metadata or already in use, and the
 // primary superblock or descriptors on the list are taken off it.
 
-func init() {
-	canRepair(
-		problem.PR_1_INODE_BBLOCK_LATCH,
-		problem.PR_1_BB_ILLEGAL_BLOCK_NUM,
-		problem.PR_1_BB_FS_BLOCK,
-		problem.PR_1_BBINODE_BAD_METABLOCK,
-		problem.PR_1_BBINODE_BAD_METABLOCK_PROMPT,
-		problem.PR_1_BAD_PRIMARY_SUPERBLOCK,
-		problem.PR_1_BAD_PRIMARY_GROUP_DESCRIPTOR,
-		problem.PR_1_BAD_PRIMARY_BLOCK,
-		problem.PR_1_BAD_PRIMARY_BLOCK_PROMPT,
-		problem.PR_1_BADBLOCKS_IN_BADBLOCKS,
-	)
-}
-
 // badBlocksInBadBlocks is asked when the list names the inode-table
 // block holding inode 1 (n, as read). Yes clears inode 1, and with it the
 // list, and the check restarts from the beginning; it then returns true

@@ -27,8 +27,6 @@ import (
 // the hash of the entry before (which never moves the block's hash range:
 // gofsck leaves the range alone), and pass 3A gives up on the directory.
 
-func init() { canRepair(problem.PR_2_BAD_ENCODED_NAME) }
-
 // errFoldFailed is the error libext2fs's hash returns for an invalid name
 // in a casefolded directory (-ENAMETOOLONG, which com_err does not know).
 var errFoldFailed = errors.New("Unknown code ____ 220")

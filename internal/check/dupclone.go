@@ -13,10 +13,6 @@ import (
 // counts drop one step behind, as e2fsck's deferred decrement does, so a
 // file sharing a block with itself keeps its second reference.
 
-func init() {
-	canRepair(problem.PR_1D_CLONE_QUESTION, problem.PR_1D_DELETE_QUESTION)
-}
-
 // cloneState is e2fsck's clone_struct.
 type cloneState struct {
 	c          *Checker

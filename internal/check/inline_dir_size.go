@@ -26,10 +26,6 @@ import (
 // e2fsck (libBlockMapUnloaded). A layout the library would refuse stops
 // the run as unsupported (nothing is written).
 
-func init() {
-	canRepair(problem.PR_2_BAD_INLINE_DIR_SIZE)
-}
-
 // fixInlineDirSize is fix_inline_dir_size for directory ino, whose inline
 // data (size bytes) is in buf. It returns the new size, or false when the
 // check must stop (an unsupported layout, or a declined

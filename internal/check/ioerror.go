@@ -24,10 +24,6 @@ import (
 // Blocks outside the filesystem are refused before any read and never go
 // through the handler.
 
-func init() {
-	canRepair(problem.PR_IO_READ_ERROR, problem.PR_IO_READ_ERROR_WHILE, problem.PR_IO_FORCE_REWRITE)
-}
-
 // e2fsck's operation names, as the handler prints them after "while".
 const (
 	opInodeScan = "getting next inode from scan"

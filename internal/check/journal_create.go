@@ -174,7 +174,3 @@ func (c *Checker) journalAllocStats(blk uint64) {
 	c.repair.final.blocks.Set(c.fs.ClusterOf(blk))
 	ext2fs.TakeBlockStats(c.fs, blk)
 }
-
-func init() {
-	canRepair(problem.PR_0_JOURNAL_BAD_INODE, problem.PR_0_JOURNAL_RECOVER_SET, problem.PR_6_RECREATE_JOURNAL)
-}

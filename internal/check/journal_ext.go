@@ -133,10 +133,6 @@ func (c *Checker) writeJournalBlock(j *jnl, off int64, data []byte) {
 	c.writeAt(off, data)
 }
 
-func init() {
-	canRepair(problem.PR_0_EXT_JOURNAL_SUPER_CSUM_INVALID)
-}
-
 // openRecoveryJournal opens the located journal j for a replay: log blocks
 // map through the journal inode's blocks (internal journal) or are the
 // device's own blocks (external journal).
@@ -185,8 +181,4 @@ func (c *Checker) fixExtJournalHint() {
 	if c.fix(problem.Problem{Code: problem.PR_0_EXTERNAL_JOURNAL_HINT, Num: h.Rdev}) && c.repairing() {
 		sb.SetJournalDev(uint32(h.Rdev))
 	}
-}
-
-func init() {
-	canRepair(problem.PR_0_EXTERNAL_JOURNAL_HINT)
 }

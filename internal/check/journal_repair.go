@@ -205,11 +205,6 @@ func (c *Checker) clearJournalErrno(j *jnl, jsb *jbd2.Superblock) {
 	c.writeJournalSuper(j, &cp)
 }
 
-func init() {
-	canRepair(problem.PR_0_JNL_TXN_CORRUPT, problem.PR_0_JOURNAL_RUN, problem.PR_0_JOURNAL_RUN_DEFAULT,
-		problem.PR_0_JOURNAL_RESET_JOURNAL)
-}
-
 // sbJournalDev is the offset of s_journal_dev (journal_ext.go's; the
 // superblock's setters are SetJournalDev and the like).
 const sbJournalDev = 0xE4
@@ -237,10 +232,6 @@ func (c *Checker) clearRecover(failed bool) {
 	}
 }
 
-func init() {
-	canRepair(problem.PR_0_JOURNAL_HAS_JOURNAL)
-}
-
 // resetJournalSuper is e2fsck_journal_reset_super: the journal superblock
 // block is rewritten as a fresh V2 superblock (a valid V1 signature is
 // kept) with s_blocksize, s_maxlen and s_first = 1, no features, and a
@@ -257,10 +248,6 @@ func (c *Checker) resetJournalSuper(j *jnl) {
 	}
 	jbd2.ResetSuperblock(buf, uint32(f.BlockSize), uint32(j.totalLen), rand.Uint32())
 	c.writeJournalBlock(j, int64(j.sbBlock)<<f.BlockBits, buf)
-}
-
-func init() {
-	canRepair(problem.PR_0_JOURNAL_BAD_SUPER)
 }
 
 // backupJournalBlocks is the first part of e2fsck_move_ext3_journal: when
@@ -381,10 +368,6 @@ func (c *Checker) writeAllSupers() {
 	c.fs.Backup = true
 }
 
-func init() {
-	canRepair(problem.PR_0_BACKUP_JNL, problem.PR_0_INVALID_QUOTA_INO)
-}
-
 // restoreJournalInode writes the journal inode rebuilt from s_jnl_blocks
 // over the first 128 bytes of inode ino, keeping the rest of the on-disk
 // inode, with its checksum recomputed (e2fsck_get_journal in a writable
@@ -416,8 +399,4 @@ func (c *Checker) clearV2Journal(j *jnl, buf []byte) {
 	}
 	c.writeJournalBlock(j, int64(j.sbBlock)<<c.fs.BlockBits, buf)
 	c.sink.MarkFixed()
-}
-
-func init() {
-	canRepair(problem.PR_0_CLEAR_V2_JOURNAL)
 }

@@ -8,23 +8,6 @@ import (
 	"gofsck/internal/problem"
 )
 
-// Fixes of assorted problems whose "yes" path is made where the problem
-// is reported:
-//
-//   - PR_6_ORPHAN_PRESENT_NO_FILE (checkOrphanFileEnd): the orphan_present
-//     feature is cleared from the superblock, as e2fsck's main does.
-//   - PR_6_ORPHAN_FILE_WITHOUT_JOURNAL (checkOrphanFileEnd): the orphan
-//     file is truncated and its features cleared (truncateOrphanFile).
-//   - PR_6_ORPHAN_FILE_CORRUPTED (checkOrphanFileEnd): the orphan file
-//     is truncated and created anew (recreateOrphanFile).
-//   - PR_3_LPF_INLINE_DATA, PR_3_LPF_ENCRYPTED (getLostAndFound): the old
-//     /lost+found is unlinked, a new one created, and the check restarts
-//     when pass 3 stops, as e2fsck's E2F_FLAG_RESTART.
-func init() {
-	canRepair(problem.PR_6_ORPHAN_PRESENT_NO_FILE, problem.PR_6_ORPHAN_FILE_WITHOUT_JOURNAL,
-		problem.PR_6_ORPHAN_FILE_CORRUPTED, problem.PR_3_LPF_INLINE_DATA, problem.PR_3_LPF_ENCRYPTED)
-}
-
 // truncateOrphanFile is ext2fs_truncate_orphan_file after pass 5: every
 // block of the orphan file is freed from the bitmap pass 5 left, the
 // inode's first 128 bytes are zeroed (the inode stays marked in use, as

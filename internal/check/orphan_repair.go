@@ -449,9 +449,3 @@ func (c *Checker) processOrphanFile(d *diskBitmaps) bool {
 	// e2fsck 1.47.0 does not clear orphan_present here either.
 	return false
 }
-
-func init() {
-	canRepair(problem.PR_0_ORPHAN_CLEAR_INODE, problem.PR_0_ORPHAN_ILLEGAL_BLOCK_NUM,
-		problem.PR_0_ORPHAN_ALREADY_CLEARED_BLOCK, problem.PR_0_ORPHAN_ILLEGAL_HEAD_INODE,
-		problem.PR_0_ORPHAN_ILLEGAL_INODE, problem.PR_6_ORPHAN_BLOCK_DIRTY, problem.PR_6_ORPHAN_PRESENT_CLEAN_FILE)
-}

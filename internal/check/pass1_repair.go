@@ -7,7 +7,6 @@ import (
 
 	"gofsck/internal/bitmap"
 	"gofsck/internal/ondisk"
-	"gofsck/internal/problem"
 )
 
 // Pass 1 repairs: the "yes" paths of the inode checks.
@@ -26,105 +25,6 @@ import (
 // inode claims are only marked once its checks have passed, so a cleared
 // inode leaves nothing behind in blockFound, except after a failed block
 // walk, where e2fsck restarts from the beginning (p1State.restart).
-
-func init() {
-	canRepair(
-		// Not a fix: a yes silences the inode's further illegal blocks
-		// (the reporter's block latch), which are still cleared or not
-		// by the latch's answer.
-		problem.PR_1_SUPPRESS_MESSAGES,
-		problem.PR_1_INODE_IS_GARBAGE,
-		problem.PR_1_LOW_DTIME,
-		problem.PR_1_ZERO_DTIME,
-		problem.PR_1_CASEFOLD_NONDIR,
-		problem.PR_1_CASEFOLD_FEATURE,
-		problem.PR_1_SPECIAL_EXTENTS_IDATA,
-		problem.PR_1_CLEAR_INLINE_DATA_FOR_EXTENT,
-		problem.PR_1_CLEAR_EXTENT_FOR_INLINE_DATA,
-		problem.PR_1_CLEAR_EXTENT_INLINE_DATA_FLAGS,
-		problem.PR_1_CLEAR_EXTENT_INLINE_DATA_INODE,
-		problem.PR_1_INLINE_DATA_FEATURE,
-		problem.PR_1_INLINE_DATA_SET,
-		problem.PR_1_INLINE_DATA_NO_ATTR,
-		problem.PR_1_EXTENT_FEATURE,
-		problem.PR_1_EXTENTS_SET,
-		problem.PR_1_UNSET_EXTENT_FL,
-		problem.PR_1_INVALID_BAD_INODE,
-		problem.PR_1_ROOT_NO_DIR,
-		problem.PR_1_ROOT_DTIME,
-		problem.PR_1_JOURNAL_BAD_MODE,
-		problem.PR_1_JOURNAL_INODE_NOT_CLEAR,
-		problem.PR_1_QUOTA_BAD_MODE,
-		problem.PR_1_QUOTA_INODE_NOT_CLEAR,
-		problem.PR_1_ORPHAN_FILE_BAD_MODE,
-		problem.PR_1_ORPHAN_FILE_NOT_CLEAR,
-		problem.PR_1_RESERVED_BAD_MODE,
-		problem.PR_1_SET_DTIME,
-		problem.PR_1_SET_IMAGIC,
-		problem.PR_1_FAST_SYMLINK_EXTENT_FL,
-		problem.PR_1_SET_IMMUTABLE,
-		problem.PR_1_SET_NONZSIZE,
-		problem.PR_1_INODE_ONLY_CSUM_INVALID,
-		problem.PR_1_EXTRA_ISIZE,
-		problem.PR_1_EA_TIME_OUT_OF_RANGE,
-		problem.PR_1_INODE_EA_ALLOC_COLLISION,
-		problem.PR_1_ATTR_NAME_LEN,
-		problem.PR_1_ATTR_VALUE_SIZE,
-		problem.PR_1_ATTR_HASH,
-		problem.PR_1_BAD_I_SIZE,
-		problem.PR_1_BAD_I_BLOCKS,
-		problem.PR_1_ZERO_LENGTH_DIR,
-		problem.PR_1_HTREE_NODIR,
-		problem.PR_1_HTREE_SET,
-		problem.PR_1_HTREE_BADROOT,
-		problem.PR_1_HTREE_HASHV,
-		problem.PR_1_HTREE_NEEDS_SIPHASH,
-		problem.PR_1_HTREE_CANNOT_SIPHASH,
-		problem.PR_1_HTREE_INCOMPAT,
-		problem.PR_1_HTREE_DEPTH,
-		problem.PR_1_CORRUPT_ENCRYPTION_XATTR,
-		problem.PR_1_MISSING_ENCRYPTION_XATTR,
-		// EA blocks (xattrblock.go): the inode loses its EA block, or
-		// the block is rewritten.
-		problem.PR_1_READ_EA_BLOCK,
-		problem.PR_1_BAD_EA_BLOCK,
-		problem.PR_1_EA_MULTI_BLOCK,
-		problem.PR_1_EA_ALLOC_COLLISION,
-		problem.PR_1_EA_BAD_NAME,
-		problem.PR_1_EA_BAD_VALUE,
-		problem.PR_1_ATTR_VALUE_EA_INODE,
-		problem.PR_1_ATTR_NO_EA_INODE_FL,
-		problem.PR_1_ATTR_SET_EA_INODE_FL,
-		problem.PR_1_EA_BLOCK_ONLY_CSUM_INVALID,
-		problem.PR_1_EXTATTR_REFCOUNT,
-		// Extent trees (extents.go): the bad entry is deleted.
-		problem.PR_1_MISSING_EXTENT_HEADER,
-		problem.PR_1_EXTENT_BAD_START_BLK,
-		problem.PR_1_OUT_OF_ORDER_EXTENTS,
-		problem.PR_1_EXTENT_END_OUT_OF_BOUNDS,
-		problem.PR_1_EXTENT_LENGTH_ZERO,
-		problem.PR_1_EXTENT_ENDS_BEYOND,
-		problem.PR_1_EXTENT_COLLISION,
-		problem.PR_1_EXTENT_HEADER_INVALID,
-		problem.PR_1_EXTENT_INDEX_START_INVALID,
-		problem.PR_1_EXTENT_ONLY_CSUM_INVALID,
-		problem.PR_1_UNINIT_DBLOCK,
-		problem.PR_1_COLLAPSE_DBLOCK,
-		problem.PR_1_TREAT_AS_DIRECTORY,
-		problem.PR_1_EXTENT_ITERATE_FAILURE,
-		// Block maps (blocks.go): the pointer is cleared where it lives
-		// (i_block or the indirect block), which is written back.
-		problem.PR_1_INODE_BLOCK_LATCH,
-		// The LOW_DTIME latch's question: its "yes" is the members'.
-		problem.PR_1_ORPHAN_LIST_REFUGEES,
-		problem.PR_1_ILLEGAL_BLOCK_NUM,
-		problem.PR_1_INODE_TOOBIG,
-		problem.PR_1_TOOBIG_DIR,
-		problem.PR_1_TOOBIG_REG,
-		problem.PR_1_TOOBIG_SYMLINK,
-		problem.PR_1_TOO_MANY_BAD_BLOCKS,
-	)
-}
 
 // p1State is a pass-1 unit's repair state (the Checker copy of one shard).
 type p1State struct {

@@ -15,11 +15,6 @@ import (
 // allocates new tree blocks from the block found map as the library
 // does for e2fsck.
 
-func init() {
-	canRepair(problem.PR_1E_CAN_COLLAPSE_EXTENT_TREE, problem.PR_1E_CAN_NARROW_EXTENT_TREE,
-		problem.PR_1_EXTENT_BAD_MAX_DEPTH, problem.PR_1_NO_BIGALLOC_BLOCKMAP_FILES)
-}
-
 // extSeg is one extent of a rebuild list.
 type extSeg struct {
 	lblk, pblk uint64

@@ -49,8 +49,6 @@ func (c *Checker) endPass1() error {
 	return nil
 }
 
-func init() { canRepair(problem.PR_2_FEATURE_LARGE_DIRS, problem.PR_1_FS_REV_LEVEL) }
-
 // checkLargeDirFeature is e2fsck's check at the end of pass 1: an htree
 // with three levels below its root, or a directory of 2 GiB or more,
 // needs the large_dir feature (PR_2_FEATURE_LARGE_DIRS), which a yes sets

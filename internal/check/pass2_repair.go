@@ -11,39 +11,6 @@ import (
 // fix changed it. Repair runs pass 2 serially, so these edits see e2fsck's
 // order.
 
-func init() {
-	canRepair(
-		// entries cleared
-		problem.PR_2_UNUSED_INODE, problem.PR_2_BAD_INO, problem.PR_2_BB_INODE,
-		problem.PR_2_DUP_DOT, problem.PR_2_DUP_DOT_DOT, problem.PR_2_LINK_ROOT,
-		problem.PR_2_NULL_NAME, problem.PR_2_LINK_DOT, problem.PR_2_LINK_DIR,
-		problem.PR_2_BAD_ENCRYPTED_NAME, problem.PR_2_UNENCRYPTED_FILE,
-		problem.PR_2_INCONSISTENT_ENCRYPTION_POLICY,
-		// entries rewritten
-		problem.PR_2_BAD_FILETYPE, problem.PR_2_SET_FILETYPE, problem.PR_2_CLEAR_FILETYPE,
-		problem.PR_2_BAD_NAME, problem.PR_2_DIR_CORRUPTED, problem.PR_2_FINAL_RECLEN,
-		problem.PR_2_MISSING_DOT, problem.PR_2_1ST_NOT_DOT, problem.PR_2_DOT_NULL_TERM,
-		problem.PR_2_BAD_INODE_DOT, problem.PR_2_SPLIT_DOT,
-		problem.PR_2_MISSING_DOT_DOT, problem.PR_2_2ND_NOT_DOT_DOT, problem.PR_2_DOT_DOT_NULL_TERM,
-		problem.PR_2_LEAF_NODE_ONLY_CSUM_INVALID,
-		// htree cleared (rebuilt in pass 3A)
-		problem.PR_2_HTREE_BAD_ROOT, problem.PR_2_UNEXPECTED_HTREE_BLOCK, problem.PR_2_HTREE_CLEAR,
-		problem.PR_2_HTREE_ROOT_CSUM_INVALID, problem.PR_2_HTREE_NODE_CSUM_INVALID,
-		problem.PR_2_HTREE_BAD_LIMIT, problem.PR_2_HTREE_BAD_COUNT, problem.PR_2_HTREE_BADBLK,
-		problem.PR_2_HTREE_HASH_ORDER, problem.PR_2_LEAF_NODE_MISSING_CSUM,
-		// bad inodes (process_bad_inode)
-		problem.PR_2_BAD_MODE, problem.PR_2_BAD_CHAR_DEV, problem.PR_2_BAD_BLOCK_DEV,
-		problem.PR_2_BAD_FIFO, problem.PR_2_BAD_SOCKET, problem.PR_2_INVALID_SYMLINK,
-		problem.PR_2_FILE_ACL_ZERO, problem.PR_2_FADDR_ZERO, problem.PR_2_FRAG_ZERO,
-		problem.PR_2_FSIZE_ZERO, problem.PR_2_BLOCKS_HI_ZERO, problem.PR_2_I_FILE_ACL_HI_ZERO,
-		problem.PR_2_FILE_ACL_BAD, problem.PR_2_DIR_SIZE_HIGH_ZERO,
-		// features, holes
-		problem.PR_2_FEATURE_LARGE_FILES, problem.PR_2_DIRECTORY_HOLE, problem.PR_2_READ_DIRBLOCK,
-		// a restart once pass 2 is over
-		problem.PR_2_INOREF_BG_INO_UNINIT, problem.PR_2_INOREF_IN_UNUSED,
-	)
-}
-
 // curEntry is where the entry being checked lives: area is nil for the
 // synthesised '.' and '..' of an inline directory.
 type curEntry struct {

@@ -14,12 +14,6 @@ import (
 // reconnecting inodes to /lost+found (also used by pass 4) and fixing
 // '..' entries. Serial code only.
 
-func init() {
-	canRepair(problem.PR_3_NO_ROOT_INODE, problem.PR_3_NO_LF_DIR, problem.PR_3_LPF_NO_SPACE, problem.PR_3_UNCONNECTED_DIR,
-		problem.PR_3_LOOPED_DIR, problem.PR_3_BAD_DOT_DOT, problem.PR_3_EXPAND_LF_DIR,
-		problem.PR_3_LPF_NOTDIR)
-}
-
 // Errors of the directory edits that are not among the library's codes
 // (ext2fs.ErrDirNoSpace, ext2fs.ErrBlockAllocFail).
 var (

@@ -7,12 +7,6 @@ import (
 	"gofsck/internal/problem"
 )
 
-func init() {
-	canRepair(problem.PR_4_BAD_REF_COUNT, problem.PR_4_INCONSISTENT_COUNT, problem.PR_4_DIR_OVERFLOW_REF_COUNT,
-		problem.PR_4_DIR_NLINK_FEATURE, problem.PR_4_ZERO_LEN_INODE, problem.PR_4_UNATTACHED_INODE,
-		problem.PR_4_EA_INODE_REF_COUNT)
-}
-
 // linkMax is EXT2_LINK_MAX: directories above it need dir_nlink.
 const linkMax = 65000
 

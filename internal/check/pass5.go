@@ -198,16 +198,6 @@ func (c *Checker) fixBitmaps(p problem.Problem) bool {
 	return false
 }
 
-func init() {
-	canRepair(problem.PR_5_BLOCK_BITMAP_END, problem.PR_5_INODE_BITMAP_END,
-		problem.PR_5_BLOCK_UNINIT, problem.PR_5_INODE_UNINIT,
-		problem.PR_5_FREE_BLOCK_COUNT_GROUP, problem.PR_5_FREE_BLOCK_COUNT,
-		problem.PR_5_FREE_INODE_COUNT_GROUP, problem.PR_5_FREE_DIR_COUNT_GROUP,
-		problem.PR_5_FREE_INODE_COUNT, problem.PR_5_INODE_BMAP_PADDING,
-		problem.PR_5_BLOCK_BMAP_PADDING, problem.PR_5_INODE_BITMAP_CSUM_INVALID,
-		problem.PR_5_BLOCK_BITMAP_CSUM_INVALID)
-}
-
 // bitmapDiffs collects runs of differences for the latched list.
 type bitmapDiffs struct {
 	c       *Checker

@@ -47,10 +47,6 @@ func (c *Checker) hideQuota() {
 	}
 }
 
-func init() {
-	canRepair(problem.PR_0_HIDE_QUOTA)
-}
-
 // moveQuotaInode is move_quota_inode; false when the unlink failed.
 func (c *Checker) moveQuotaInode(from, to uint32, t quota.Type) bool {
 	f := c.fs

@@ -7,7 +7,6 @@ import (
 	"gofsck/internal/bitmap"
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
-	"gofsck/internal/problem"
 	"gofsck/internal/quota"
 )
 
@@ -34,10 +33,6 @@ import (
 // would need a second index level in the extent tree, before the
 // question is asked. The old file's limits are carried over by
 // compareQuota (scan with update_limits); the usage is the run's.
-
-func init() {
-	canRepair(problem.PR_6_UPDATE_QUOTAS)
-}
 
 // modeQuotaFile is a quota file's i_mode: a regular file, 0600.
 const modeQuotaFile = ondisk.SIFREG | 0o600

@@ -21,11 +21,6 @@ import (
 // In a writable run with dir_index, pass 1 also queues every directory of
 // three blocks or more that is not indexed (queueLinearDirs).
 
-func init() {
-	canRepair(problem.PR_2_DUPLICATE_DIRENT, problem.PR_2_NON_UNIQUE_FILE,
-		problem.PR_2_NON_UNIQUE_FILE_NO_RENAME)
-}
-
 // errRehashUnsupported is a rebuild e2fsck makes but gofsck cannot make
 // the same (a third index level): the run stops as for an unimplemented
 // fix, writing nothing.

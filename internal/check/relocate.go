@@ -20,11 +20,6 @@ import (
 // A new inode table makes e2fsck check everything again from the start.
 // Repair only: a read-only check never marks anything.
 
-func init() {
-	canRepair(problem.PR_0_BB_NOT_GROUP, problem.PR_0_IB_NOT_GROUP, problem.PR_0_ITABLE_NOT_GROUP,
-		problem.PR_1_BB_CONFLICT, problem.PR_1_IB_CONFLICT, problem.PR_1_ITABLE_CONFLICT)
-}
-
 // What a group has to relocate (e2fsck's invalid_*_flag arrays).
 const (
 	relocBlockBitmap uint8 = 1 << iota

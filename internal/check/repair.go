@@ -8,7 +8,6 @@ import (
 
 	"gofsck/internal/bitmap"
 	"gofsck/internal/ondisk"
-	"gofsck/internal/problem"
 )
 
 // Repair plumbing.
@@ -21,24 +20,10 @@ import (
 // gives as a blockdev.Overlay so that nothing reaches the disk before the
 // run is over and Flush writes every changed block in ascending order.
 //
-// A fix is only taken when its code is registered with canRepair by the
-// file that implements it: the command passes CanFix to the Reporter,
+// A fix is only taken when its code is in the table of fixes.go, under
+// the file that implements it: the command passes CanFix to the Reporter,
 // which stops the run (writing nothing) rather than claim a fix gofsck
 // does not make.
-
-// repairable holds the codes whose "yes" path is implemented. It is filled
-// by init functions and read-only afterwards.
-var repairable = map[problem.Code]bool{}
-
-// canRepair registers codes whose fix is implemented (init time only).
-func canRepair(codes ...problem.Code) {
-	for _, c := range codes {
-		repairable[c] = true
-	}
-}
-
-// CanFix reports whether gofsck implements the fix of prompted problem c.
-func CanFix(c problem.Code) bool { return repairable[c] }
 
 // repairState is shared by the Checker and its worker shards.
 type repairState struct {

@@ -14,10 +14,6 @@ import (
 // reserved GDT blocks, each listing its copies in the backup groups) and
 // stamps the inode's mtime.
 
-func init() {
-	canRepair(problem.PR_0_RESIZE_INODE_INVALID, problem.PR_1_RESIZE_INODE_CREATE)
-}
-
 // clearResizeInode is the "yes" of PR_0_RESIZE_INODE_INVALID: the base
 // inode (the first 128 bytes, what e2fsck's struct ext2_inode covers) is
 // zeroed, the rest kept, and the re-creation is due at pass 1's end.

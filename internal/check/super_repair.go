@@ -10,17 +10,6 @@ import (
 	"gofsck/internal/problem"
 )
 
-// Fixes of the superblock and group-descriptor checks (check_super_block)
-// that are made in super.go's check loop itself.
-func init() {
-	canRepair(
-		problem.PR_0_GDT_CSUM, problem.PR_0_GDT_CSUM_LATCH,
-		problem.PR_0_GDT_UNINIT,
-		problem.PR_0_BB_UNINIT_LAST,
-		problem.PR_0_GDT_ITABLE_UNUSED,
-	)
-}
-
 // descsUnchanged reports whether the descriptors are still as opened.
 func (c *Checker) descsUnchanged() bool {
 	return c.repairing() && c.repair.origGDT.matches(c.fs.GDT())
@@ -74,10 +63,6 @@ func (c *Checker) FixSkipCounts() bool {
 	return changed
 }
 
-func init() {
-	canRepair(problem.PR_0_FREE_INODE_COUNT, problem.PR_0_FREE_BLOCK_COUNT)
-}
-
 // Superblock fields the superblock fixes set (byte offsets).
 const (
 	sbMtime   = 0x2C
@@ -122,14 +107,6 @@ func (c *Checker) setSuperTimeQuiet(off int, now uint32) {
 	}
 }
 
-func init() {
-	canRepair(problem.PR_0_INODE_COUNT_WRONG, problem.PR_0_BAD_MIN_EXTRA_ISIZE, problem.PR_0_BAD_WANT_EXTRA_ISIZE,
-		problem.PR_0_64BIT_WITHOUT_EXTENTS, problem.PR_0_FIRST_META_BG_TOO_BIG, problem.PR_0_FUTURE_SB_LAST_MOUNT, problem.PR_0_FUTURE_SB_LAST_MOUNT_FUDGED,
-		problem.PR_0_FUTURE_SB_LAST_WRITE, problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED,
-		problem.PR_0_DISABLE_RESIZE_INODE, problem.PR_0_NONZERO_RESERVED_GDT_BLOCKS, problem.PR_0_CLEAR_RESIZE_INODE,
-		problem.PR_0_META_AND_GDT_CSUM_SET, problem.PR_0_CSUM_SEED_WITHOUT_META_CSUM)
-}
-
 // s_flags bits of the directory hash signedness hint.
 const (
 	flagSignedHash   = 0x1
@@ -147,10 +124,6 @@ func (c *Checker) fixDirhashHint() {
 	if c.fix(problem.Problem{Code: problem.PR_0_DIRHASH_HINT}) {
 		sb.SetFlags(sb.Flags() | flagSignedHash)
 	}
-}
-
-func init() {
-	canRepair(problem.PR_0_DIRHASH_HINT)
 }
 
 // BackupSuperDiffers is check_backup_super_block for a writable run: the
@@ -287,8 +260,4 @@ func rawBlocksDiffer(a, b ondisk.Superblock) bool {
 	alo, ahi := a.RawBlocksCount()
 	blo, bhi := b.RawBlocksCount()
 	return alo != blo || ahi != bhi
-}
-
-func init() {
-	canRepair(problem.PR_0_ADD_UUID, problem.PR_0_CLEAR_TESTFS_FLAG, problem.PR_0_HURD_CLEAR_FILETYPE, problem.PR_0_FS_REV_LEVEL)
 }
