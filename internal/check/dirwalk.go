@@ -47,7 +47,7 @@ func (c *Checker) iterateDirOpt(dir uint32, verify bool, fn func(ino uint32, nam
 			return true
 		}
 		area := ib[4:]
-		if v, ok := findInodeXattr(n, ondisk.XattrIndexSystem, "data"); ok && len(v) > 0 {
+		if v, ok := ext2fs.FindInodeXattr(n, ondisk.XattrIndexSystem, "data"); ok && len(v) > 0 {
 			if !walkEntries(area, f.BlockSize, fn) {
 				return false
 			}

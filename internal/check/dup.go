@@ -352,7 +352,7 @@ func (c *Checker) pass1CSearch(sorted []dirBlock, inodes map[uint32]*dupInode, n
 			if !libDirEntries(ib[4:], f.BlockSize, 0, func(e uint32) bool { return visit(db.ino, e) }) {
 				return
 			}
-			if v, ok := findInodeXattr(n, ondisk.XattrIndexSystem, "data"); ok && len(v) > 0 {
+			if v, ok := ext2fs.FindInodeXattr(n, ondisk.XattrIndexSystem, "data"); ok && len(v) > 0 {
 				if !libDirEntries(v, f.BlockSize, 0, func(e uint32) bool { return visit(db.ino, e) }) {
 					return
 				}

@@ -124,7 +124,7 @@ func (c *Checker) checkEAInInode(ino uint32, n ondisk.Inode, area []byte) uint64
 			if e.ValueSize != 0 {
 				value = entries[e.ValueOffs:min(len(entries), e.ValueOffs+(int(e.ValueSize)+3)&^3)]
 			}
-			if e.Hash != 0 && !eaHashMatches(e, value) {
+			if e.Hash != 0 && !ext2fs.EAHashMatches(e, value) {
 				code, num = problem.PR_1_ATTR_HASH, uint64(e.Hash)
 				break
 			}
@@ -446,34 +446,11 @@ func cstrLen(b []byte) int {
 	return len(b)
 }
 
-// The library's attribute readers (ext2fs/xattr.go) as the passes call
-// them.
-var (
-	libIbodyEA     = ext2fs.IbodyEA
-	eaHashMatches  = ext2fs.EAHashMatches
-	libXattrNameIs = ext2fs.XattrNameIs
-	findInodeXattr = ext2fs.FindInodeXattr
-)
-
-// xattrRead is how ext2fs_xattrs_read_inode ends (ext2fs.XattrRead).
-type xattrRead = ext2fs.XattrRead
-
-const (
-	xattrReadOK     = ext2fs.XattrReadOK
-	xattrReadFailed = ext2fs.XattrReadFailed
-)
-
 // xattrsReadable reports whether the library could read all of an inode's
 // extended attributes: the in-inode entries must fit their area and the
 // EA block, if any, must have a valid header (and checksum).
 func (c *Checker) xattrsReadable(n ondisk.Inode) bool {
-	return ext2fs.XattrsReadInode(c.fs, n, false) == xattrReadOK
-}
-
-// readXattrs is ext2fs.XattrsReadInode (pass 1 ignores the EA block's
-// checksum for an inode that failed its own).
-func (c *Checker) readXattrs(n ondisk.Inode, ignoreCsum bool) xattrRead {
-	return ext2fs.XattrsReadInode(c.fs, n, ignoreCsum)
+	return ext2fs.XattrsReadInode(c.fs, n, false) == ext2fs.XattrReadOK
 }
 
 // treatAsDirectory offers to make an inode that looks like a directory

@@ -598,10 +598,10 @@ func (c *Checker) checkInode(s *inodeScratch, ino uint32, n ondisk.Inode, garbag
 		// get_inline_data_ea_size reads the attributes ignoring checksum
 		// errors when the inode failed its own; an error that is not one
 		// of a broken attribute area stops e2fsck here.
-		if r := c.readXattrs(n, failedCsum); r == xattrReadFailed {
+		if r := ext2fs.XattrsReadInode(c.fs, n, failedCsum); r == ext2fs.XattrReadFailed {
 			c.stop()
 			return
-		} else if _, ok := inlineDataSize(n); r != xattrReadOK || !ok {
+		} else if _, ok := inlineDataSize(n); r != ext2fs.XattrReadOK || !ok {
 			if c.fix(pr(problem.PR_1_INLINE_DATA_NO_ATTR)) {
 				c.setInodeSize(n, 0)
 				n.SetFlags(n.Flags() &^ ondisk.FlagInlineData)
@@ -1051,7 +1051,7 @@ func (c *Checker) libInlineDataSize(n ondisk.Inode) (int, bool) {
 // inlineDataSize returns the size of an inline-data inode's data (i_block
 // plus system.data) and whether the system.data attribute was found.
 func inlineDataSize(n ondisk.Inode) (int, bool) {
-	area, _ := libIbodyEA(n)
+	area, _ := ext2fs.IbodyEA(n)
 	if !ondisk.HasIbodyXattrHeader(area) {
 		return 0, false
 	}
@@ -1061,7 +1061,7 @@ func inlineDataSize(n ondisk.Inode) (int, bool) {
 		if !ok || end {
 			return 0, false
 		}
-		if libXattrNameIs(e.NameIndex, e.Name, "system.data") {
+		if ext2fs.XattrNameIs(e.NameIndex, e.Name, "system.data") {
 			return ondisk.IBlockSize + int(e.ValueSize), true
 		}
 		off += e.EntryBytes

@@ -499,7 +499,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 		clear(buf)
 		copy(buf, dirInode.IBlock())
 		if inlineSize > ondisk.IBlockSize {
-			if v, ok := findInodeXattr(dirInode, ondisk.XattrIndexSystem, "data"); ok {
+			if v, ok := ext2fs.FindInodeXattr(dirInode, ondisk.XattrIndexSystem, "data"); ok {
 				copy(buf[ondisk.IBlockSize:], v)
 			}
 		}

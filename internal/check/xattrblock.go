@@ -207,7 +207,7 @@ func (c *Checker) validateEA(s *inodeScratch, ino uint32, n ondisk.Inode, blk ui
 			}
 			// Hashed in whole words, the padding as it is on disk.
 			value := buf[e.ValueOffs:min(len(buf), e.ValueOffs+(int(e.ValueSize)+3)&^3)]
-			if !eaHashMatches(e, value) {
+			if !ext2fs.EAHashMatches(e, value) {
 				q := p
 				q.Code, q.Num = problem.PR_1_ATTR_HASH, uint64(e.Hash)
 				if c.fix(q) {
