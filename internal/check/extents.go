@@ -426,7 +426,7 @@ func (c *Checker) extentDelete(x *extentScan, l, pos int) bool {
 		w := x.w
 		subIBlocks(w.n, uint32(uint64(c.fs.BlockSize)<<c.fs.ClusterBits/512))
 		c.putInode(w.ino, w.n)
-		c.blockAllocStatsFree(x.path[l])
+		c.releaseBlock(x.path[l])
 		return true
 	}
 	h.SetEntries(uint16(n))

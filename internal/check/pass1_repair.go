@@ -159,28 +159,6 @@ func (c *Checker) dropEAInodeRefs(refs []uint32) {
 	c.shared.mu.Unlock()
 }
 
-// blockAllocStatsFree is ext2fs_block_alloc_stats2(fs, blk, -1) with
-// e2fsck's hook: the block leaves the on-disk bitmap and the in-use map
-// (unless it is group metadata), and its group's and the superblock's
-// free counts grow.
-func (c *Checker) blockAllocStatsFree(blk uint64) {
-	f := c.fs
-	if blk < f.FirstDataBlock || blk >= f.BlocksCount {
-		return
-	}
-	cl := f.ClusterOf(blk)
-	c.markBlockOnDisk(cl, false)
-	g := f.GroupOfBlock(blk)
-	gd := f.Group(g)
-	gd.SetFreeBlocks(gd.FreeBlocks() + 1)
-	gd.SetFlags(gd.Flags() &^ ondisk.BgBlockUninit)
-	gd.UpdateChecksum(c.sb, g)
-	c.sb.SetFreeBlocksCount(c.sb.FreeBlocksCount() + 1<<f.ClusterBits)
-	if !c.blockMeta.Test(cl) {
-		c.blockFound.Clear(cl)
-	}
-}
-
 // subIBlocks lowers the 32-bit i_blocks by n sectors, as the library's
 // extent code does when it frees a tree block.
 func subIBlocks(n ondisk.Inode, sectors uint32) {

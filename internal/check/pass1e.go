@@ -78,7 +78,7 @@ func (c *Checker) loadExtentList(ino uint32, n ondisk.Inode, list []extSeg) ([]e
 		case ext.Flags&ext2fs.ExtentFlagSecondVisit != 0:
 		case ext.Flags&ext2fs.ExtentFlagLeaf == 0:
 			freed++
-			c.blockAllocStatsFree(ext.Pblk)
+			c.releaseBlock(ext.Pblk)
 		default:
 			seg := extSeg{lblk: ext.Lblk, pblk: ext.Pblk, len: uint64(ext.Len), uninit: ext.Flags&ext2fs.ExtentFlagUninit != 0}
 			if k := len(list); k > 0 {
@@ -119,7 +119,7 @@ func (c *Checker) loadBlockMap(n ondisk.Inode, list []extSeg) ([]extSeg, uint64,
 				return 0
 			}
 			freed++
-			c.blockAllocStatsFree(b)
+			c.releaseBlock(b)
 			return 0
 		}
 		lblk := uint64(blockcnt)
