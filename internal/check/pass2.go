@@ -910,6 +910,15 @@ func (w *dirWorker) detach(p problem.Problem) problem.Problem {
 	return p
 }
 
+// badSpecialCode is process_bad_inode's problem for a device, FIFO or
+// socket inode whose fields its type does not allow.
+var badSpecialCode = map[uint16]problem.Code{
+	ondisk.SIFCHR:  problem.PR_2_BAD_CHAR_DEV,
+	ondisk.SIFBLK:  problem.PR_2_BAD_BLOCK_DEV,
+	ondisk.SIFIFO:  problem.PR_2_BAD_FIFO,
+	ondisk.SIFSOCK: problem.PR_2_BAD_SOCKET,
+}
+
 // dotProblem is the first test of check_dot and check_dotdot: entry d,
 // named name, must be in use (else missing), be named '.' (n 1) or '..'
 // (n 2) (else notDot), and have a NUL after its name (next(n), else
@@ -1238,23 +1247,11 @@ func (w *dirWorker) processBadInode(dir, ino uint32) bool {
 		}
 	}
 	var code problem.Code
-	switch n.Type() {
+	switch mode := n.Type(); mode {
 	case ondisk.SIFDIR, ondisk.SIFREG:
-	case ondisk.SIFCHR:
+	case ondisk.SIFCHR, ondisk.SIFBLK, ondisk.SIFIFO, ondisk.SIFSOCK:
 		if !c.deviceOK(n) {
-			code = problem.PR_2_BAD_CHAR_DEV
-		}
-	case ondisk.SIFBLK:
-		if !c.deviceOK(n) {
-			code = problem.PR_2_BAD_BLOCK_DEV
-		}
-	case ondisk.SIFIFO:
-		if !c.deviceOK(n) {
-			code = problem.PR_2_BAD_FIFO
-		}
-	case ondisk.SIFSOCK:
-		if !c.deviceOK(n) {
-			code = problem.PR_2_BAD_SOCKET
+			code = badSpecialCode[mode]
 		}
 	case ondisk.SIFLNK:
 		if !c.symlinkOK(w.s, ino, n) {
