@@ -1,8 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
-
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -176,9 +174,9 @@ func (c *Checker) adjustEARefcount(blk uint64, adj int) (uint32, bool) {
 	}
 	x := ondisk.XattrBlock(buf)
 	rc := uint32(int64(x.Refcount()) + int64(adj))
-	binary.LittleEndian.PutUint32(buf[4:], rc)
+	x.SetRefcount(rc)
 	if f.MetadataCsum {
-		binary.LittleEndian.PutUint32(buf[16:], x.ComputeChecksum(f.CsumSeed, blk))
+		x.SetChecksum(f.CsumSeed, blk)
 	}
 	c.writeBlock(blk, buf)
 	return rc, true
@@ -236,7 +234,7 @@ func (c *Checker) setDirBlockCsum(buf []byte, dir uint32) bool {
 	gen := c.dirGeneration(dir)
 	if direntTail(bs, buf) == tailOK {
 		sum := ondisk.DirLeafChecksum(buf[:bs], f.CsumSeed, dir, gen)
-		binary.LittleEndian.PutUint32(buf[bs-4:], sum)
+		ondisk.SetDirTailChecksum(buf[:bs], sum)
 		return true
 	}
 	countOff, ok := dxCountOffset(bs, buf)
@@ -248,7 +246,7 @@ func (c *Checker) setDirBlockCsum(buf []byte, dir uint32) bool {
 	if !ok {
 		return false
 	}
-	binary.LittleEndian.PutUint32(buf[countOff+limit*ondisk.DxEntrySize+4:], sum)
+	ondisk.SetDxTailChecksum(buf, countOff, limit, sum)
 	return true
 }
 
@@ -269,12 +267,7 @@ func (c *Checker) invalidateNames() {
 
 // initDirTail writes an empty checksum tail at the end of a leaf block
 // (ext2fs_initialize_dirent_tail).
-func initDirTail(buf []byte, bs int) {
-	t := buf[bs-ondisk.DirTailSize : bs]
-	clear(t)
-	binary.LittleEndian.PutUint16(t[4:], ondisk.DirTailSize)
-	t[7] = ondisk.DirTailFileType
-}
+func initDirTail(buf []byte, bs int) { ondisk.InitDirTail(buf[:bs]) }
 
 // newDirBlock is ext2fs_new_dir_block: an empty block, or with dirIno
 // set, '.' and '..' (parent); with metadata_csum a tail.

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 	"errors"
 	"io"
 	"syscall"
@@ -351,14 +350,13 @@ func (c *Checker) readJournalInode(ino uint32) (ondisk.Inode, error) {
 // does).
 func (c *Checker) backupJournalInode() ondisk.Inode {
 	n := make(ondisk.Inode, ondisk.GoodOldInodeSize)
-	put := func(off int, v uint32) { binary.LittleEndian.PutUint32(n[off:], v) }
-	binary.LittleEndian.PutUint16(n[0x00:], ondisk.SIFREG|0o600) // i_mode
-	binary.LittleEndian.PutUint16(n[0x1A:], 1)                   // i_links_count
+	n.SetMode(ondisk.SIFREG | 0o600)
+	n.SetLinksCount(1)
 	for i := 0; i < 15; i++ {
-		put(0x28+4*i, c.sb.JnlBlock(i)) // i_block
+		n.SetBlock(i, c.sb.JnlBlock(i))
 	}
-	put(0x6C, c.sb.JnlBlock(15)) // i_size_high
-	put(0x04, c.sb.JnlBlock(16)) // i_size
+	// s_jnl_blocks[15] and [16] are i_size_high and i_size.
+	n.SetSize(uint64(c.sb.JnlBlock(15))<<32 | uint64(c.sb.JnlBlock(16)))
 	return n
 }
 

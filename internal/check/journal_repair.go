@@ -205,10 +205,6 @@ func (c *Checker) clearJournalErrno(j *jnl, jsb *jbd2.Superblock) {
 	c.writeJournalSuper(j, &cp)
 }
 
-// sbJournalDev is the offset of s_journal_dev (journal_ext.go's; the
-// superblock's setters are SetJournalDev and the like).
-const sbJournalDev = 0xE4
-
 // forgetJournal is the PR_0_JOURNAL_HAS_JOURNAL fix: the superblock's
 // journal fields are cleared and needs_recovery with them
 // (e2fsck_clear_recover; force marks the filesystem not valid).

@@ -2,20 +2,11 @@ package check
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 
-	"gofsck/internal/csum"
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
-)
-
-// Orphan file block layout: inode-number slots, then an 8-byte tail
-// {ob_magic, ob_checksum}.
-const (
-	orphanBlockMagic = 0x0b10ca04
-	orphanTailSize   = 8
 )
 
 // errOrphanWalk stops a walk over the orphan file's blocks: either the
@@ -109,9 +100,8 @@ func (c *Checker) checkInitOrphanFile() orphanState {
 	}
 	blocks := int64(n.Size() / bs)
 
-	empty := make([]byte, f.BlockSize)
-	binary.LittleEndian.PutUint32(empty[f.BlockSize-orphanTailSize:], orphanBlockMagic)
-	slots := (f.BlockSize - orphanTailSize) / 4
+	empty := ondisk.OrphanBlock(make([]byte, f.BlockSize))
+	empty.SetMagic(ondisk.OrphanBlockMagic)
 	gen := n.Generation()
 	disk := make([]byte, f.BlockSize)
 	state := orphanClean
@@ -125,13 +115,7 @@ func (c *Checker) checkInitOrphanFile() orphanState {
 			return errOrphanStop
 		}
 		if f.MetadataCsum {
-			sum := csum.Crc32cUint32(f.CsumSeed, ino)
-			sum = csum.Crc32cUint32(sum, gen)
-			var b [8]byte
-			binary.LittleEndian.PutUint64(b[:], blk)
-			sum = csum.Crc32c(sum, b[:])
-			sum = csum.Crc32c(sum, empty[:4*slots])
-			binary.LittleEndian.PutUint32(empty[f.BlockSize-4:], sum)
+			empty.SetChecksum(f.CsumSeed, ino, gen, blk)
 		}
 		if state != orphanCleared {
 			if f.ReadBlock(blk, disk) != nil {

@@ -1,10 +1,8 @@
 package check
 
 import (
-	"encoding/binary"
 	"errors"
 
-	"gofsck/internal/csum"
 	"gofsck/internal/ext2fs"
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -246,15 +244,14 @@ func (r *orphanRelease) walk(ino uint32, n ondisk.Inode) error {
 
 // putExtent encodes leaf entry i of h.
 func putExtent(h ondisk.ExtentHeader, i int, e ondisk.Extent) {
-	b := h[ondisk.ExtentHeaderSize+i*ondisk.ExtentEntrySize:]
+	b := h.Entry(i)
 	l := e.Len
 	if e.Uninit {
 		l += ondisk.ExtentInitMaxLen
 	}
-	binary.LittleEndian.PutUint32(b[0:], e.Lblk)
-	binary.LittleEndian.PutUint16(b[4:], uint16(l))
-	binary.LittleEndian.PutUint16(b[6:], uint16(e.Pblk>>32))
-	binary.LittleEndian.PutUint32(b[8:], uint32(e.Pblk))
+	b.SetLblk(e.Lblk)
+	b.SetRawLen(uint16(l))
+	b.SetStart(e.Pblk)
 }
 
 // block is release_inode_block for block blk at logical position cnt
@@ -292,9 +289,9 @@ func (r *orphanRelease) block(blk uint64, cnt int64) (uint64, bool) {
 				r.err = errOrphanUnsupported
 				return blk, false
 			}
-			for i := 0; i+4 <= len(r.buf); i += 4 {
-				if binary.LittleEndian.Uint32(r.buf[i:]) != 0 {
-					return blk, false
+			for _, b := range r.buf {
+				if b != 0 {
+					return blk, false // a mapping block still maps something
 				}
 			}
 		}
@@ -385,7 +382,7 @@ func (c *Checker) processOrphanFile(d *diskBitmaps) bool {
 		return true
 	}
 	blocks := int64(n.Size() / bs)
-	slots := (f.BlockSize - orphanTailSize) / 4
+	slots := (f.BlockSize - ondisk.OrphanTailSize) / 4
 	buf := make([]byte, f.BlockSize)
 	bad := false
 	err := c.orphanBlocks(ino, n, true, func(lblk int64, blk uint64) error {
@@ -402,20 +399,15 @@ func (c *Checker) processOrphanFile(d *diskBitmaps) bool {
 		if f.ReadBlock(blk, buf) != nil {
 			return errOrphanUnsupported
 		}
-		if binary.LittleEndian.Uint32(buf[f.BlockSize-orphanTailSize:]) != orphanBlockMagic {
+		ob := ondisk.OrphanBlock(buf)
+		if ob.Magic() != ondisk.OrphanBlockMagic {
 			p.Code = problem.PR_0_ORPHAN_FILE_BAD_MAGIC
 			c.fix(p)
 			bad = true
 			return errOrphanStop
 		}
 		if f.MetadataCsum {
-			sum := csum.Crc32cUint32(f.CsumSeed, ino)
-			sum = csum.Crc32cUint32(sum, n.Generation())
-			var b [8]byte
-			binary.LittleEndian.PutUint64(b[:], blk)
-			sum = csum.Crc32c(sum, b[:])
-			sum = csum.Crc32c(sum, buf[:4*slots])
-			if sum != binary.LittleEndian.Uint32(buf[f.BlockSize-4:]) {
+			if ob.ComputeChecksum(f.CsumSeed, ino, n.Generation(), blk) != ob.Checksum() {
 				p.Code = problem.PR_0_ORPHAN_FILE_BAD_CHECKSUM
 				c.fix(p)
 				bad = true
@@ -423,7 +415,7 @@ func (c *Checker) processOrphanFile(d *diskBitmaps) bool {
 			}
 		}
 		for i := 0; i < slots; i++ {
-			oi := binary.LittleEndian.Uint32(buf[4*i:])
+			oi := ob.Slot(i)
 			if oi == 0 {
 				continue
 			}

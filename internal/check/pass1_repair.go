@@ -2,7 +2,6 @@ package check
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 
 	"gofsck/internal/bitmap"
@@ -109,9 +108,7 @@ func (c *Checker) clearInode(ino uint32, n ondisk.Inode, restart bool) {
 }
 
 // setIBlock stores i_block[i].
-func setIBlock(n ondisk.Inode, i int, v uint32) {
-	binary.LittleEndian.PutUint32(n.IBlock()[4*i:], v)
-}
+func setIBlock(n ondisk.Inode, i int, v uint32) { n.SetBlock(i, v) }
 
 // setFeature turns on a feature in the in-memory superblock (written at
 // the end of the run).
@@ -162,7 +159,7 @@ func (c *Checker) dropEAInodeRefs(refs []uint32) {
 // subIBlocks lowers the 32-bit i_blocks by n sectors, as the library's
 // extent code does when it frees a tree block.
 func subIBlocks(n ondisk.Inode, sectors uint32) {
-	binary.LittleEndian.PutUint32(n[0x1C:], n.BlocksLo()-sectors)
+	n.SetBlocksLo(n.BlocksLo() - sectors)
 }
 
 // ErrRestart is returned by Run when pass 1 cleared an inode after some

@@ -78,8 +78,8 @@ func (w *dirWorker) fixDot(ino uint32) bool {
 		return false
 	}
 	a, off := w.cur.area, w.cur.off
-	if ondisk.RawRecLen(a, off) < 12 {
-		ondisk.SetRawRecLen(a, off, 12)
+	if ondisk.DirentRawRecLen(a, off) < 12 {
+		ondisk.SetDirentRawRecLen(a, off, 12)
 	}
 	ondisk.SetDirentIno(a, off, ino)
 	a[off+6] = 1
@@ -98,7 +98,7 @@ func (w *dirWorker) splitDot(recLen int, ft uint8) bool {
 	}
 	a, off := w.cur.area, w.cur.off
 	bs := w.c.fs.BlockSize
-	ondisk.SetRawRecLen(a, off, 12)
+	ondisk.SetDirentRawRecLen(a, off, 12)
 	next := off + 12
 	if next+ondisk.DirentHeaderSize > len(a) {
 		return true
@@ -119,8 +119,8 @@ func (w *dirWorker) fixDotDotEntry() bool {
 		return false
 	}
 	a, off := w.cur.area, w.cur.off
-	if ondisk.RawRecLen(a, off) < 12 {
-		ondisk.SetRawRecLen(a, off, 12)
+	if ondisk.DirentRawRecLen(a, off) < 12 {
+		ondisk.SetDirentRawRecLen(a, off, 12)
 	}
 	ondisk.SetDirentIno(a, off, ondisk.RootIno)
 	a[off+6] = 2
@@ -146,7 +146,7 @@ func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevS
 		recLen = blockLen - off
 	} else {
 		nameLen = int(area[off+6])
-		recLen = ondisk.DecodeRecLen(ondisk.RawRecLen(area, off), bs)
+		recLen = ondisk.DecodeRecLen(ondisk.DirentRawRecLen(area, off), bs)
 	}
 	left := blockLen - off - recLen
 	// An 8-byte entry: move the rest of the block up over it.
@@ -164,14 +164,14 @@ func (w *dirWorker) salvageDirectory(area []byte, off, prev, blockLen int, prevS
 	}
 	// A plausible length: the previous entry absorbs this one.
 	if prev >= 0 && recLen != 0 && recLen%4 == 0 && off+recLen <= blockLen {
-		p := ondisk.DecodeRecLen(ondisk.RawRecLen(area, prev), bs)
+		p := ondisk.DecodeRecLen(ondisk.DirentRawRecLen(area, prev), bs)
 		ext2fs.SetRecLen(area, prev, p+recLen, bs)
 		return off + recLen
 	}
 	// Otherwise the rest of the block goes: to the previous entry, or
 	// as one empty entry.
 	if prev >= 0 {
-		p := ondisk.DecodeRecLen(ondisk.RawRecLen(area, prev), bs)
+		p := ondisk.DecodeRecLen(ondisk.DirentRawRecLen(area, prev), bs)
 		ext2fs.SetRecLen(area, prev, p+blockLen-off, bs)
 		return bs
 	}
@@ -201,7 +201,7 @@ func insertDirentTail(buf []byte, bs int) bool {
 	top := bs - ondisk.DirTailSize
 	d := 0
 	for {
-		rl := int(ondisk.RawRecLen(buf, d))
+		rl := int(ondisk.DirentRawRecLen(buf, d))
 		if rl == 0 || rl&3 != 0 || d+rl > top {
 			break
 		}
@@ -215,7 +215,7 @@ func insertDirentTail(buf []byte, bs int) bool {
 		if minSize > top-d {
 			return false
 		}
-		ondisk.SetRawRecLen(buf, d, uint16(top-d))
+		ondisk.SetDirentRawRecLen(buf, d, uint16(top-d))
 	}
 	if _, ok := ondisk.DirTail(buf[:bs]); !ok {
 		initDirTail(buf, bs)

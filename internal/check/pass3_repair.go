@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 	"errors"
 	"sort"
 
@@ -374,8 +373,8 @@ func (c *Checker) fixDotDot(dir, parent uint32) {
 				}
 				if d.NameLen == 2 && buf[off+8] == '.' && buf[off+9] == '.' {
 					c.adjustDotDot(d.Ino, parent)
-					binary.LittleEndian.PutUint32(buf[off:], parent)
-					buf[off+7] = ft
+					ondisk.SetDirentIno(buf, off, parent)
+					ondisk.SetDirentFileType(buf, off, ft)
 					c.writeDirBlock(pb, buf, dir)
 					done = true
 					break blocks

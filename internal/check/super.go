@@ -328,7 +328,7 @@ func (c *Checker) checkSuperFields() {
 	if (c.forced() || sb.CheckInterval() != 0) && !c.opt.BrokenSystemClock && !c.opt.TimeInsane {
 		now32 := uint32(now)
 		// A time in the future, fudged when within the fudge.
-		future := func(v uint32, code, fudged problem.Code, off int) {
+		future := func(v uint32, code, fudged problem.Code, set func(ondisk.Superblock, uint32)) {
 			if v <= now32 {
 				return
 			}
@@ -336,11 +336,11 @@ func (c *Checker) checkSuperFields() {
 				code = fudged
 			}
 			if c.fix(problem.Problem{Code: code, Num: uint64(v)}) {
-				c.setSuperTimeQuiet(off, now32)
+				c.setSuperTimeQuiet(set, now32)
 			}
 		}
-		future(sb.Mtime(), problem.PR_0_FUTURE_SB_LAST_MOUNT, problem.PR_0_FUTURE_SB_LAST_MOUNT_FUDGED, sbMtime)
-		future(sb.Wtime(), problem.PR_0_FUTURE_SB_LAST_WRITE, problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED, sbWtime)
+		future(sb.Mtime(), problem.PR_0_FUTURE_SB_LAST_MOUNT, problem.PR_0_FUTURE_SB_LAST_MOUNT_FUDGED, ondisk.Superblock.SetMtimeStamp)
+		future(sb.Wtime(), problem.PR_0_FUTURE_SB_LAST_WRITE, problem.PR_0_FUTURE_SB_LAST_WRITE_FUDGED, ondisk.Superblock.SetWtimeStamp)
 	}
 	for i := range ondisk.MaxQuotas {
 		q := sb.QuotaInum(i)

@@ -63,14 +63,6 @@ func (c *Checker) FixSkipCounts() bool {
 	return changed
 }
 
-// Superblock fields the superblock fixes set (byte offsets).
-const (
-	sbMtime   = 0x2C
-	sbWtime   = 0x30
-	sbWtimeHi = 0x274
-	sbMtimeHi = 0x275
-)
-
 // largeInodeExtra is sizeof(struct ext2_inode_large) -
 // EXT2_GOOD_OLD_INODE_SIZE in e2fsprogs 1.47.0, the value e2fsck gives
 // a bad s_min_extra_isize or s_want_extra_isize.
@@ -86,25 +78,17 @@ func (c *Checker) setInodesCount(v uint32) {
 	c.fs.InodesCount = v
 }
 
-// setSuperTimeQuiet sets s_mtime or s_wtime (and its high byte) to now as
+// setSuperTimeQuiet sets s_mtime or s_wtime (set: the setter of one) to now as
 // the future-time fixes do: e2fsck marks the superblock dirty without
 // marking the filesystem changed, so the change alone does not make the
 // run report "FILE SYSTEM WAS MODIFIED" (the original copy Changed
 // compares with gets the same value).
-func (c *Checker) setSuperTimeQuiet(off int, now uint32) {
+func (c *Checker) setSuperTimeQuiet(set func(ondisk.Superblock, uint32), now uint32) {
 	if !c.repairing() {
 		return
 	}
-	hi := sbMtimeHi
-	if off == sbWtime {
-		hi = sbWtimeHi
-	}
-	for _, b := range [][]byte{c.sb, c.repair.origSB} {
-		if len(b) > hi {
-			binary.LittleEndian.PutUint32(b[off:], now)
-			b[hi] = 0
-		}
-	}
+	set(c.sb, now)
+	set(c.repair.origSB, now)
 }
 
 // s_flags bits of the directory hash signedness hint.

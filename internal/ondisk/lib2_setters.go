@@ -96,10 +96,6 @@ func DirentIno(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[o
 // SetDirentIno stores the inode field of the entry at off.
 func SetDirentIno(b []byte, off int, ino uint32) { binary.LittleEndian.PutUint32(b[off:], ino) }
 
-// RawRecLen returns rec_len of the entry at off as stored (DecodeRecLen
-// decodes it).
-func RawRecLen(b []byte, off int) uint16 { return binary.LittleEndian.Uint16(b[off+4:]) }
-
-// SetRawRecLen stores rec_len of the entry at off as given (for lengths
-// below 64 KiB; ext2fs.SetRecLen encodes the others).
-func SetRawRecLen(b []byte, off int, v uint16) { binary.LittleEndian.PutUint16(b[off+4:], v) }
+// SetDirentFileType stores the file type byte of the entry at off
+// (filetype feature).
+func SetDirentFileType(b []byte, off int, ft uint8) { b[off+7] = ft }

@@ -54,8 +54,9 @@ func TestLib2Setters(t *testing.T) {
 
 	d := make([]byte, 24)
 	SetDirentIno(d, 12, 11)
-	SetRawRecLen(d, 12, 12)
-	if DirentIno(d, 12) != 11 || RawRecLen(d, 12) != 12 || InlineDirParent([]byte{2, 0, 0, 0}) != 2 || EncryptedSymlinkLen([]byte{5, 0}) != 7 {
+	SetDirentRawRecLen(d, 12, 12)
+	SetDirentFileType(d, 12, 2)
+	if DirentIno(d, 12) != 11 || DirentRawRecLen(d, 12) != 12 || d[12+7] != 2 || InlineDirParent([]byte{2, 0, 0, 0}) != 2 || EncryptedSymlinkLen([]byte{5, 0}) != 7 {
 		t.Errorf("dirent fields")
 	}
 
