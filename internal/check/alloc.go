@@ -23,15 +23,6 @@ func (c *Checker) allocBlock(goal uint64) (uint64, bool) {
 	return cl << c.fs.ClusterBits, true
 }
 
-// freeBlock releases block blk's cluster in the maps and the on-disk
-// bitmap (e2fsck's ext2fs_block_alloc_stats2(fs, blk, -1) plus the
-// block_found_map update).
-func (c *Checker) freeBlock(blk uint64) {
-	cl := c.fs.ClusterOf(blk)
-	c.blockFound.Clear(cl)
-	c.markBlockOnDisk(cl, false)
-}
-
 // allocInode returns a free inode number, preferring the group of dir
 // (0: the first group), marks it in use (and a directory in inodeDir when
 // isDir), and reports false when there is none.
@@ -46,12 +37,4 @@ func (c *Checker) allocInode(dir uint32, isDir bool) (uint32, bool) {
 	}
 	c.markInodeOnDisk(ino, true)
 	return ino, true
-}
-
-// freeInode releases inode ino in the maps and the on-disk bitmap.
-func (c *Checker) freeInode(ino uint32) {
-	c.inodeUsed.Clear(uint64(ino))
-	c.inodeDir.Clear(uint64(ino))
-	c.inodeReg.Clear(uint64(ino))
-	c.markInodeOnDisk(ino, false)
 }

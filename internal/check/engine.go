@@ -83,7 +83,6 @@ type recSink struct {
 	// its last EndLatch: ending an unused latch is a no-op and is not
 	// recorded (pass 1 ends two latches per inode).
 	latched uint32
-	onEA    func(ino uint32, blk uint64, info *problem.InodeInfo) // direct mode
 }
 
 func (r *recSink) Fix(p problem.Problem) bool {

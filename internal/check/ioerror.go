@@ -81,21 +81,6 @@ func (c *Checker) readFailed(blk uint64, err error, op string, buf []byte) bool 
 	return true
 }
 
-// readBlocksHandled reads len(buf)/BlockSize blocks from blk like the
-// library's channel with e2fsck's handler installed: when the whole read
-// fails, every block is read alone and each failure goes to readFailed.
-// It returns the first error that was not ignored (the blocks after it
-// are left unread, as the library's retry loop stops there). Range errors
-// (blocks outside the filesystem) are returned as they are.
-func (c *Checker) readBlocksHandled(blk uint64, buf []byte, op string) error {
-	err := c.fs.ReadBlock(blk, buf)
-	var rangeErr *fs.BlockRangeError
-	if err == nil || errors.As(err, &rangeErr) {
-		return err
-	}
-	return c.retryBlocks(blk, buf, op)
-}
-
 // retryBlocks is the handler's block-by-block retry of a failed read of
 // the blocks at blk into buf. Blocks on the bad-blocks list are not read
 // (the inode scan zero-fills them instead).

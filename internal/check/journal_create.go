@@ -142,13 +142,6 @@ func (c *Checker) writeJournal(p *ext2fs.JournalPlan, n, fc uint64) {
 	c.markBitmapsDirty()
 }
 
-// writeJournalInode ends the journal's creation (ext2fs.WriteJournalInode)
-// through the repair path.
-func (c *Checker) writeJournalInode(first uint64, iblock []byte, nblocks, n, fc uint64) {
-	ext2fs.WriteJournalInode(c.journalFS(), first, iblock, nblocks, n, fc, uint32(c.opt.Now.Unix()))
-	c.markBitmapsDirty()
-}
-
 // journalFS is the filesystem as the journal's creation writes it: every
 // block write counts as a change. It allocates nothing: the blocks are
 // chosen from the caller's bitmaps (ext2fs.PlanJournal) or through the

@@ -242,18 +242,6 @@ func (r *orphanRelease) walk(ino uint32, n ondisk.Inode) error {
 	return nil
 }
 
-// putExtent encodes leaf entry i of h.
-func putExtent(h ondisk.ExtentHeader, i int, e ondisk.Extent) {
-	b := h.Entry(i)
-	l := e.Len
-	if e.Uninit {
-		l += ondisk.ExtentInitMaxLen
-	}
-	b.SetLblk(e.Lblk)
-	b.SetRawLen(uint16(l))
-	b.SetStart(e.Pblk)
-}
-
 // block is release_inode_block for block blk at logical position cnt
 // (negative for mapping blocks). It returns the block's new number and
 // whether it changed (released by a truncation).

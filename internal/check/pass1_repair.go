@@ -107,9 +107,6 @@ func (c *Checker) clearInode(ino uint32, n ondisk.Inode, restart bool) {
 	c.putInode(ino, n)
 }
 
-// setIBlock stores i_block[i].
-func setIBlock(n ondisk.Inode, i int, v uint32) { n.SetBlock(i, v) }
-
 // setFeature turns on a feature in the in-memory superblock (written at
 // the end of the run).
 func (c *Checker) setIncompat(m uint32) { c.sb.SetFeatureIncompat(c.sb.FeatureIncompat() | m) }

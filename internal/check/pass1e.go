@@ -180,19 +180,6 @@ func (c *Checker) RebuildQueue() []uint32 {
 	return q
 }
 
-// rebuildExtentsNow is e2fsck_rebuild_extents, what
-// e2fsck_rebuild_extents_later does once pass 1 is over: inode ino's
-// extent tree (or block map) is rebuilt at once. The caller reports an
-// error as its own problem.
-func (c *Checker) rebuildExtentsNow(ino uint32) error {
-	if !c.repairing() || !c.sb.HasIncompat(ondisk.IncompatExtents) ||
-		(ino != ondisk.RootIno && ino < c.fs.FirstIno) || ino > c.fs.InodesCount {
-		return nil
-	}
-	_, err := c.rebuildExtentTree(ino, nil)
-	return err
-}
-
 // rebuildExtentTree is rebuild_extent_tree: the mapping of inode ino
 // (extents or a block map) is collected and written back as a new
 // extent tree. Unused and inline-data inodes are left alone. list is

@@ -843,11 +843,6 @@ func direntInfo(area []byte, off int, d ondisk.Dirent) problem.DirentInfo {
 	return di
 }
 
-// generation returns an inode's i_generation (for directory checksums).
-func (w *dirWorker) generation(ino uint32) uint32 {
-	return w.readInode(ino).Generation()
-}
-
 // Names of the synthesised '.' and '..' entries of inline directories.
 var (
 	dotName    = []byte(".")
