@@ -2,7 +2,6 @@ package test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -33,22 +32,29 @@ func runSplit(t *testing.T, timeout time.Duration, prog string, args ...string) 
 	return stdout, exit, timedOut
 }
 
-// runSplit2 is runSplit that returns stderr too.
+// runSplit2 is runSplit that returns stderr too. timeout bounds the
+// program's CPU time (testfs.RunLimited).
 func runSplit2(t *testing.T, timeout time.Duration, prog string, args ...string) (stdout, stderr string, exit int, timedOut bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd := exec.Command(prog, args...)
 	// argv[0] is what both programs print as their name.
 	cmd.Args[0] = filepath.Base(prog)
 	cmd.Env = append(os.Environ(), "E2FSCK_CONFIG=/dev/null", "TZ=UTC")
 	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ctx.Err() == context.DeadlineExceeded {
+	if timedOut, err := testfs.RunLimited(cmd, timeout); timedOut {
 		return out.String(), errb.String(), -1, true
+	} else if err != nil {
+		return splitExit(t, prog, out.String(), errb.String(), err)
 	}
+	return out.String(), errb.String(), 0, false
+}
+
+// splitExit is runSplit2's result for a run that ended with err.
+func splitExit(t *testing.T, prog, stdout, stderr string, err error) (string, string, int, bool) {
+	t.Helper()
+	exit := 0
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -57,7 +63,7 @@ func runSplit2(t *testing.T, timeout time.Duration, prog string, args ...string)
 	default:
 		t.Fatalf("running %s: %v", prog, err)
 	}
-	return out.String(), errb.String(), exit, false
+	return stdout, stderr, exit, false
 }
 
 // TestCorpusOutput compares gofsck -fn's output with the installed e2fsck

@@ -165,9 +165,10 @@ func interruptAtPass2(t *testing.T, prog string, args ...string) (string, int) {
 	return string(out[filler:]), exit
 }
 
-// waitFor polls cond for up to two minutes.
+// waitFor polls cond until it holds, or testfs's wall-clock backstop
+// for a run that hangs passes.
 func waitFor(cond func() bool) bool {
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(testfs.WallBackstop(0)); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		if cond() {
 			return true
 		}

@@ -20,8 +20,10 @@ const (
 )
 
 // runBounded runs gofsck in process with args, failing t when it panics,
-// outlives repairTimeLimit or grows the heap past repairHeapLimit. It
-// returns the exit code and output.
+// uses more than repairTimeLimit of CPU time per worker (the process's
+// CPU time, which a loaded machine does not stretch; a run blocked without
+// using the CPU is caught by testfs.WallBackstop) or grows the heap past
+// repairHeapLimit. It returns the exit code and output.
 func runBounded(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	type result struct {
@@ -48,7 +50,8 @@ func runBounded(t *testing.T, args ...string) (int, string) {
 	}()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	deadline := time.NewTimer(repairTimeLimit)
+	cpu0 := testfs.ProcessCPU()
+	deadline := time.NewTimer(testfs.WallBackstop(repairTimeLimit))
 	defer deadline.Stop()
 	for {
 		select {
@@ -62,10 +65,15 @@ func runBounded(t *testing.T, args ...string) (int, string) {
 			if grow := ms.HeapInuse - min(ms.HeapInuse, base); grow > repairHeapLimit {
 				t.Fatalf("gofsck %v: heap grew by %d MiB (limit %d MiB)", args, grow>>20, repairHeapLimit>>20)
 			}
+			if used := testfs.ProcessCPU() - cpu0; used > 2*repairTimeLimit {
+				buf := make([]byte, 1<<20)
+				buf = buf[:runtime.Stack(buf, true)]
+				t.Fatalf("gofsck %v still running after %v of CPU time (limit %v, two workers)\n%s", args, used, 2*repairTimeLimit, buf)
+			}
 		case <-deadline.C:
 			buf := make([]byte, 1<<20)
 			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("gofsck %v still running after %v\n%s", args, repairTimeLimit, buf)
+			t.Fatalf("gofsck %v still running after %v of wall time\n%s", args, testfs.WallBackstop(repairTimeLimit), buf)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -23,7 +22,7 @@ func runGofsck(args ...string) (string, int) {
 }
 
 // runE2fsck runs the installed e2fsck as "e2fsck" (so that its messages
-// name it like that) with the test environment and a timeout.
+// name it like that) with the test environment, bounded in CPU time.
 func runE2fsck(t *testing.T, args ...string) (string, int) {
 	t.Helper()
 	return runE2fsckEnv(t, nil, args...)
@@ -34,9 +33,7 @@ func runE2fsck(t *testing.T, args ...string) (string, int) {
 func runE2fsckEnv(t *testing.T, env []string, args ...string) (string, int) {
 	t.Helper()
 	testfs.RequireE2fsprogs(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "e2fsck", args...)
+	cmd := exec.Command("e2fsck", args...)
 	env = append([]string(nil), env...)
 	override := make(map[string]bool)
 	for _, kv := range env {
@@ -63,9 +60,12 @@ func runE2fsckEnv(t *testing.T, env []string, args ...string) (string, int) {
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	cmd.WaitDelay = 5 * time.Second
+	timedOut, err := testfs.RunLimited(cmd, testfs.DefaultTimeout)
 	var ee *exec.ExitError
 	switch {
+	case timedOut:
+		t.Fatalf("e2fsck %v did not finish: %v", args, err)
 	case err == nil:
 		return out.String(), 0
 	case errors.As(err, &ee):

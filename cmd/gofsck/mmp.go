@@ -50,6 +50,8 @@ import (
 // GOFSCK_TEST_MMP_NO_SLEEP=1 skips the waits (and only them): the
 // differential tests set it, and run e2fsck with a sleep(3) that returns
 // at once, so that each MMP case does not cost 11 seconds per writable run.
+// GOFSCK_TEST_MMP_NO_SLEEP=forbid makes a wait panic instead: a test that
+// a run waits for nothing says so without timing it.
 
 // mmpNoSleepEnv names the test switch that skips the protocol's waits.
 const mmpNoSleepEnv = "GOFSCK_TEST_MMP_NO_SLEEP"
@@ -310,8 +312,11 @@ func ctime(t int64) string {
 // sleep waits s seconds of the protocol; a cancelled run stops waiting,
 // as e2fsck's sleep(3) returns at its SIGINT.
 func (m *mmpRun) sleep(s uint32) {
-	if os.Getenv(mmpNoSleepEnv) == "1" {
+	switch os.Getenv(mmpNoSleepEnv) {
+	case "1":
 		return
+	case "forbid":
+		panic(fmt.Sprintf("MMP: a wait of %d s in a run that must not wait (%s=forbid)", s, mmpNoSleepEnv))
 	}
 	t := time.NewTimer(time.Duration(s) * time.Second)
 	defer t.Stop()

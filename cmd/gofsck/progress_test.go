@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -98,18 +97,18 @@ func e2fsckProgress(t *testing.T, img string, args ...string) string {
 		}
 	}
 	fd3 := tempFile(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	if len(args) == 0 {
 		args = []string{"-fn"}
 	}
-	cmd := exec.CommandContext(ctx, prog, append(args, "-C", "3", img)...)
+	cmd := exec.Command(prog, append(args, "-C", "3", img)...)
 	cmd.Env = testfs.Env(t)
 	cmd.ExtraFiles = []*os.File{fd3}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
-			t.Fatalf("e2fsck: %v\n%s", err, out)
-		}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if timedOut, err := testfs.RunLimited(cmd, testfs.DefaultTimeout); timedOut {
+		t.Fatalf("e2fsck did not finish: %v\n%s", err, out.String())
+	} else if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatalf("e2fsck: %v\n%s", err, out.String())
 	}
 	return readBack(t, fd3)
 }
@@ -315,7 +314,7 @@ func TestProgressSignals(t *testing.T) {
 	p.Update(1, 0, 4)
 	waitFor := func(on bool) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(testfs.WallBackstop(0)) // catches a lost signal only
 		for p.enabled.Load() != on {
 			if time.Now().After(deadline) {
 				t.Fatalf("reporting still %v", !on)

@@ -98,7 +98,7 @@ func runOnPTYEnv(t *testing.T, prog string, answers string, env []string, args .
 	}()
 	// Answer each new question once its prompt is on the screen.
 	asked := 0
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testfs.WallBackstop(0)) // catches a hang only
 	for {
 		select {
 		case <-done:

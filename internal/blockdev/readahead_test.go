@@ -95,7 +95,7 @@ func TestReadaheadReadsHints(t *testing.T) {
 		d.Prefetch(4<<20-4096, 1<<20) // cut at the end of the device
 		d.Prefetch(8<<20, 4096)       // past it: ignored
 		want += 4096
-		deadline := time.Now().Add(time.Minute)
+		deadline := time.Now().Add(10 * time.Minute) // catches a hang only
 		for d.ReadaheadStats().Bytes < want && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
@@ -135,7 +135,7 @@ func TestReadaheadSkipsCachedRanges(t *testing.T) {
 	for i := int64(0); i < 32; i++ {
 		d.Prefetch(i*128<<10, 64<<10)
 	}
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(10 * time.Minute) // catches a hang only
 	for st := d.ReadaheadStats(); st.Skipped+st.Reads < 32 && time.Now().Before(deadline); st = d.ReadaheadStats() {
 		time.Sleep(time.Millisecond)
 	}

@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -106,8 +105,8 @@ func checkImageLimit(t testing.TB, img []byte, allocLimit uint64, timeLimit time
 	// (CI runs packages side by side): the process's, at most twice the
 	// limit for the check's two workers. A check blocked without using
 	// the CPU is caught by the wall-clock backstop.
-	cpu0 := processCPU()
-	deadline := time.NewTimer(wallBackstop * timeLimit)
+	cpu0 := testfs.ProcessCPU()
+	deadline := time.NewTimer(testfs.WallBackstop(timeLimit))
 	defer deadline.Stop()
 	for {
 		select {
@@ -131,7 +130,7 @@ func checkImageLimit(t testing.TB, img []byte, allocLimit uint64, timeLimit time
 				t.Fatalf("check heap grew by %d MiB and allocated %d MiB (limits %d, %d MiB)",
 					grow>>20, (ms.TotalAlloc-baseAlloc)>>20, checkHeapLimit>>20, 4*allocLimit>>20)
 			}
-			if used := processCPU() - cpu0; used > 2*timeLimit {
+			if used := testfs.ProcessCPU() - cpu0; used > 2*timeLimit {
 				buf := make([]byte, 1<<20)
 				buf = buf[:runtime.Stack(buf, true)]
 				t.Fatalf("check still running after %v of CPU time (limit %v, two workers)\n%s", used, 2*timeLimit, buf)
@@ -139,23 +138,9 @@ func checkImageLimit(t testing.TB, img []byte, allocLimit uint64, timeLimit time
 		case <-deadline.C:
 			buf := make([]byte, 1<<20)
 			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("check still running after %v of wall time\n%s", wallBackstop*timeLimit, buf)
+			t.Fatalf("check still running after %v of wall time\n%s", testfs.WallBackstop(timeLimit), buf)
 		}
 	}
-}
-
-// wallBackstop is how many times its CPU-time limit a bounded run may
-// last by the clock before it is stopped: the limits are on CPU time, and
-// this catches only a run that blocks.
-const wallBackstop = 6
-
-// processCPU is the CPU time this process has used, user and system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func runWholeCheck(img []byte, timeLimit time.Duration) checkOutcome {
@@ -189,7 +174,7 @@ func runWholeCheck(img []byte, timeLimit time.Duration) checkOutcome {
 	}
 	chk.CheckResizeInode()
 	out.Stage = "run"
-	ctx, cancel := context.WithTimeout(context.Background(), wallBackstop*timeLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), testfs.WallBackstop(timeLimit))
 	defer cancel()
 	err = chk.Run(ctx)
 	if err != nil {

@@ -2,7 +2,6 @@ package check_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -136,13 +135,11 @@ type procRun struct {
 
 // runBounded runs prog with a limit on the CPU time it may use
 // (RLIMIT_CPU, which a loaded machine does not stretch: the kernel kills
-// the program once it has used limit of CPU time) and a wall-clock
-// backstop of wallBackstop times the limit for a program that blocks.
-// Either way the run counts as timed out.
+// the program once it has used limit of CPU time) and testfs's wall-clock
+// backstop for a program that blocks. Either way the run counts as timed
+// out.
 func runBounded(t testing.TB, limit time.Duration, prog string, args ...string) procRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wallBackstop*limit)
-	defer cancel()
 	// Peak RSS through GNU time: the rusage of a child forked from the
 	// test process counts the test process's own pages.
 	rssFile := filepath.Join(t.TempDir(), "rss")
@@ -150,12 +147,13 @@ func runBounded(t testing.TB, limit time.Duration, prog string, args ...string) 
 		args = append([]string{"-f", "%M", "-o", rssFile, prog}, args...)
 		prog = tm
 	}
-	// The soft limit sends SIGXCPU, which a Go program ignores; the
-	// hard one, a second later, SIGKILL.
+	// The limit is set by the shell before it execs the program, so GNU
+	// time's child inherits it: soft and hard alike, for SIGKILL (a Go
+	// program ignores the soft limit's SIGXCPU).
 	cpu := int(limit.Seconds() + 0.999)
-	args = append([]string{"-c", fmt.Sprintf(`ulimit -S -t %d && ulimit -H -t %d && exec "$0" "$@"`, cpu, cpu+1), prog}, args...)
+	args = append([]string{"-c", fmt.Sprintf(`ulimit -S -t %d && ulimit -H -t %d && exec "$0" "$@"`, cpu, cpu), prog}, args...)
 	prog = "/bin/sh"
-	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd := exec.Command(prog, args...)
 	var env []string
 	for _, kv := range testfs.Env(t) {
 		if !strings.HasPrefix(kv, "E2FSPROGS_FAKE_TIME=") {
@@ -163,26 +161,26 @@ func runBounded(t testing.TB, limit time.Duration, prog string, args ...string) 
 		}
 	}
 	cmd.Env = env
+	cmd.WaitDelay = 5 * time.Second
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	start := time.Now()
-	err := cmd.Run()
+	timedOut, err := testfs.RunLimited(cmd, limit)
 	r := procRun{out: buf.String(), elapsed: time.Since(start)}
 	if b, err := os.ReadFile(rssFile); err == nil {
 		fmt.Sscan(lastLine(string(b)), &r.maxRSS)
 	}
 	var ee *exec.ExitError
 	switch {
-	case ctx.Err() != nil:
+	case timedOut:
 		r.exit, r.timedOut = testfs.TimeoutExit, true
 	case err == nil:
 	case errors.As(err, &ee):
 		r.exit = ee.ExitCode()
-		// GNU time reports a signal death as 128+n: keep it. SIGKILL
-		// or SIGXCPU is the CPU-time limit (or the kernel's OOM
+		// GNU time reports its child's death by a signal as 128+n.
+		// SIGKILL or SIGXCPU is the CPU-time limit (or the kernel's OOM
 		// killer: a run that large is out of bounds as well).
-		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() && (st.Signal() == syscall.SIGKILL || st.Signal() == syscall.SIGXCPU) ||
-			r.exit == 128+int(syscall.SIGKILL) || r.exit == 128+int(syscall.SIGXCPU) {
+		if r.exit == 128+int(syscall.SIGKILL) || r.exit == 128+int(syscall.SIGXCPU) {
 			r.exit, r.timedOut = testfs.TimeoutExit, true
 		}
 	default:
@@ -519,11 +517,11 @@ func lastLine(s string) string {
 
 // TestRunBoundedCPULimit: the bound of the hostile runs is CPU time. A
 // program that spins is stopped by the kernel once it has used the
-// limit, well before the wall-clock backstop, and counts as timed out;
-// one that ends in time does not.
+// limit (the wall-clock backstop, minutes away, plays no part whatever
+// the load), and counts as timed out; one that ends in time does not.
 func TestRunBoundedCPULimit(t *testing.T) {
 	r := runBounded(t, time.Second, "/bin/sh", "-c", "while :; do :; done")
-	if !r.timedOut || r.elapsed >= wallBackstop*time.Second {
+	if !r.timedOut || r.elapsed >= testfs.WallBackstop(time.Second) {
 		t.Errorf("a spinning program: timed out %v after %v, exit %d", r.timedOut, r.elapsed, r.exit)
 	}
 	if r := runBounded(t, time.Second, "/bin/sh", "-c", "exit 3"); r.timedOut || r.exit != 3 {

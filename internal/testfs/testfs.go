@@ -17,7 +17,6 @@ package testfs
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -38,7 +37,9 @@ const FakeTime = 1600000000
 // MkImage builds.
 const UUID = "6f1c2b4e-3a5d-4e7f-9a1b-2c3d4e5f6a7b"
 
-// DefaultTimeout bounds every run of e2fsck or gofsck.
+// DefaultTimeout bounds the CPU time of every run of e2fsck, gofsck or
+// another e2fsprogs tool (see RunLimited); the wall-clock backstop is
+// WallBackstop(DefaultTimeout).
 const DefaultTimeout = 60 * time.Second
 
 // mke2fsConf pins the defaults that /etc/mke2fs.conf would otherwise supply,
@@ -264,24 +265,23 @@ type runResult struct {
 // (the value timeout(1) uses, and VERDICTS.tsv's marker for non-termination).
 const TimeoutExit = 124
 
-// run executes prog with args, env and a timeout. It fails the test only when
-// the program cannot be started at all.
+// run executes prog with args and env, bounded to timeout of CPU time
+// (RunLimited: a loaded machine does not shorten it). It fails the test
+// only when the program cannot be started at all.
 func run(t testing.TB, timeout time.Duration, env []string, prog string, args ...string) runResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, prog, args...)
+	cmd := exec.Command(prog, args...)
 	cmd.Env = env
 	cmd.WaitDelay = 5 * time.Second
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
+	timedOut, err := RunLimited(cmd, timeout)
 	res := runResult{out: buf.String()}
 	var ee *exec.ExitError
 	switch {
-	case ctx.Err() == context.DeadlineExceeded:
+	case timedOut:
 		res.exit, res.timedOut = TimeoutExit, true
-		res.out += fmt.Sprintf("\n*** testfs: killed after %v\n", timeout)
+		res.out += fmt.Sprintf("\n*** testfs: killed after %v of CPU time (or %v of wall-clock time)\n", timeout, WallBackstop(timeout))
 	case err == nil:
 		res.exit = 0
 	case errors.As(err, &ee):
