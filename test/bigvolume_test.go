@@ -147,6 +147,7 @@ func openImage(t *testing.T, img string) *os.File {
 // under -fn, -fy and -p: same transcript, exit code and, after a repair,
 // the same group table, which e2fsck then finds clean.
 func TestBigVolumeMatchesE2fsck(t *testing.T) {
+	testfs.RequireLong(t) // 16 TiB sparse images: minutes
 	t.Parallel()
 	img, groups := newBigImage(t)
 	compare := func(what, mode, path string, wantExit int) (string, int) {
@@ -244,6 +245,7 @@ func TestMemoryLimitStopsCleanly(t *testing.T) {
 // name the directory /a/sub; which entry is the link to clear depends on
 // that order. gofsck must say and do what e2fsck does.
 func TestBigVolumeDirBlockOrder(t *testing.T) {
+	testfs.RequireLong(t) // 16 TiB sparse images: minutes
 	t.Parallel()
 	img, groups := newBigImage(t)
 	testfs.Debugfs(t, img, "mkdir a", "mkdir b", "mkdir a/sub", "ln a/sub b/sub")

@@ -15,6 +15,21 @@ import (
 
 func TestMain(m *testing.M) { testfs.Main(m) }
 
+// checkPair runs gofsck on gimg and the installed e2fsck on eimg with the
+// same args, side by side (each keeps about one CPU busy on a small
+// image), and returns both outputs and exit codes.
+func checkPair(t *testing.T, gimg, eimg string, args ...string) (gout string, gexit int, eout string, eexit int) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		eout, eexit = testfs.E2fsckInPlace(t, eimg, args...)
+	}()
+	gout, gexit = testfs.Gofsck(t, gimg, args...)
+	<-done
+	return gout, gexit, eout, eexit
+}
+
 var updateKnown = flag.Bool("update-known", false,
 	"rewrite testdata/known_differences.txt and testdata/corpus_known_differences.txt from the current results")
 

@@ -70,9 +70,10 @@ func repairLeg(t *testing.T, img string) (agree bool, reason, detail string) {
 		t.Fatal("the case image changed")
 	}
 	// The repaired image is checked by both checkers.
-	e2after, e2exit := testfs.E2fsck(t, gimg, "-fn")
+	// -n writes nothing: the results are checked where they are.
+	e2after, e2exit := testfs.E2fsckInPlace(t, gimg, "-fn")
 	_, ourExit := testfs.Gofsck(t, gimg, "-fn")
-	refOut, refExit := testfs.E2fsck(t, eimg, "-fn")
+	refOut, refExit := testfs.E2fsckInPlace(t, eimg, "-fn")
 	detail += "--- e2fsck -fn after e2fsck -fy:\n" + refOut
 	detail += fmt.Sprintf("--- e2fsck -fn after gofsck -fy (exit %d):\n%s", e2exit, e2after)
 	switch {
@@ -85,6 +86,12 @@ func repairLeg(t *testing.T, img string) (agree bool, reason, detail string) {
 	}
 	if g, e := transcript(gout, gimg), transcript(eout, eimg); g != e {
 		return false, "-fy transcript differs: " + firstDiffLine(e, g), detail
+	}
+	// The same bytes (but the stamps) are the same tree; only images that
+	// differ are compared file by file (rdump, which costs more than the
+	// checks).
+	if _, same := sameRepairedBytes(t, gimg, eimg); same {
+		return true, "", detail
 	}
 	if g, e := treeDigest(t, gimg), treeDigest(t, eimg); g != e {
 		return false, "repaired trees differ: " + firstDiffLine(e, g), detail
@@ -285,8 +292,8 @@ func preenLeg(t *testing.T, img string) (agree bool, reason, detail string) {
 	}
 	// Without -f both may skip a filesystem marked clean: then what is
 	// left must be what e2fsck -p left.
-	out, code := testfs.E2fsck(t, gimg, "-fn")
-	if _, ref := testfs.E2fsck(t, eimg, "-fn"); code != ref {
+	out, code := testfs.E2fsckInPlace(t, gimg, "-fn")
+	if _, ref := testfs.E2fsckInPlace(t, eimg, "-fn"); code != ref {
 		return false, fmt.Sprintf("after -p e2fsck -fn exits %d (after e2fsck -p %d)", code, ref), detail + "--- e2fsck -fn after gofsck -p:\n" + out
 	}
 	return true, "", detail

@@ -57,6 +57,7 @@ func compareBadBlockImages(t *testing.T, name, a, b string) {
 // BLOCK_UNINIT groups): the transcript, exit code, the list dumpe2fs -b
 // shows and the image bytes must be e2fsck's.
 func TestBadBlocksListMatchesE2fsck(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	testfs.RequireE2fsprogs(t)
 	specs := map[string]testfs.Spec{
 		"ext2-1k": {FSType: "ext2", BlockSize: 1024, Size: 16 << 20, Populate: populate},

@@ -28,6 +28,7 @@ import (
 // its UUID among the block devices (a loop device), as e2fsck's blkid
 // finds it, and the s_journal_dev hint is fixed alike.
 func TestExternalJournalMatchesE2fsck(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	testfs.RequireE2fsprogs(t)
 	if os.Geteuid() != 0 {
 		if testfs.InCI() {
@@ -275,6 +276,7 @@ func attached(t *testing.T, loop string) func() {
 // the same, exit alike and leave the same image and journal file. No root
 // needed.
 func TestExternalJournalLongTransactions(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	testfs.RequireE2fsprogs(t)
 	for _, c := range []struct {
 		name string

@@ -259,6 +259,7 @@ func shareEABlock(t *testing.T, img, from, to string) {
 // agree with e2fsck on the transcript, the exit and every byte but the
 // stamps.
 func TestJournalRecreateFragmented(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	testfs.RequireE2fsprogs(t)
 	for _, tc := range []struct {
 		name string

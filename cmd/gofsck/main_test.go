@@ -21,6 +21,22 @@ func runGofsck(args ...string) (string, int) {
 	return out.String(), code
 }
 
+// checkPair runs gofsck (in process) on gimg and the installed e2fsck
+// (testfs.E2fsckInPlace) on eimg with the same args, side by side: on
+// small images each program keeps about one CPU busy, so the pair takes
+// the time of the slower one.
+func checkPair(t *testing.T, gimg, eimg string, args ...string) (gout string, gcode int, eout string, ecode int) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		eout, ecode = testfs.E2fsckInPlace(t, eimg, args...)
+	}()
+	gout, gcode = runGofsck(append(args, gimg)...)
+	<-done
+	return gout, gcode, eout, ecode
+}
+
 // runE2fsck runs the installed e2fsck as "e2fsck" (so that its messages
 // name it like that) with the test environment, bounded in CPU time.
 func runE2fsck(t *testing.T, args ...string) (string, int) {

@@ -28,6 +28,7 @@ func optimizeTree(tr *testfs.Tree) {
 // except the superblock fields each program stamps. -D with a damaged
 // directory and with -p too.
 func TestOptimizeDirsMatchesE2fsck(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	testfs.RequireE2fsprogs(t)
 	specs := map[string]testfs.Spec{
 		"ext4":        {FSType: "ext4", Size: 16 << 20, Populate: optimizeTree},
@@ -134,6 +135,7 @@ func TestOptimizeDirsRefused(t *testing.T) {
 // 1-block file written after every 24 names keeps each directory block an
 // extent of its own.
 func TestOptimizeDirsDeepExtentTree(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	testfs.RequireE2fsprogs(t)
 	onek := filepath.Join(t.TempDir(), "onek")
 	if err := os.WriteFile(onek, []byte(strings.Repeat("x", 1024)), 0o644); err != nil {
@@ -164,12 +166,11 @@ func TestOptimizeDirsDeepExtentTree(t *testing.T) {
 			if tc.bigalloc {
 				spec.Size, spec.ClusterSize, spec.Features = 64<<20, 4096, "bigalloc"
 			}
-			img := testfs.MkImage(t, spec)
 			cmds := []string{"mkdir d", "cd d"}
 			for i := range tc.names {
 				cmds = append(cmds, fmt.Sprintf("write /dev/null f%05d-%s", i, strings.Repeat("q", 30)))
 				if i%24 == 0 || i == tc.names-1 {
-					cmds = append(cmds, fmt.Sprintf("write %s z%05d", onek, i))
+					cmds = append(cmds, fmt.Sprintf("write ONEK z%05d", i))
 				}
 			}
 			for i := range tc.names {
@@ -177,7 +178,18 @@ func TestOptimizeDirsDeepExtentTree(t *testing.T) {
 					cmds = append(cmds, fmt.Sprintf("rm f%05d-%s", i, strings.Repeat("q", 30)))
 				}
 			}
-			testfs.Debugfs(t, img, cmds...)
+			// Thousands of debugfs commands take 10-30 s: the image is
+			// stored (testfs.Prebuilt) and rebuilt in the long tier.
+			recipe := fmt.Sprintf("%+v\nONEK=1024 x\n%s", spec, strings.Join(cmds, "\n"))
+			img := testfs.Prebuilt(t, "deep-dir-"+tc.name, recipe, func(t testing.TB) string {
+				img := testfs.MkImage(t, spec)
+				run := make([]string, len(cmds))
+				for i, c := range cmds {
+					run[i] = strings.Replace(c, "ONEK", onek, 1)
+				}
+				testfs.Debugfs(t, img, run...)
+				return img
+			})
 			depth, entries, max := extentShape(t, img, "d")
 			if depth != tc.depth || tc.depth == 1 && tc.keepEvery == 0 && (entries == max) != tc.lastLeafFull {
 				t.Fatalf("the directory's extent tree has depth %d and a last leaf of %d/%d entries; want depth %d, last leaf full %v",

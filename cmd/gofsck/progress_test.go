@@ -144,13 +144,17 @@ func runSplit(args ...string) (string, string, int) {
 // blocks for several pass-2 units.
 func progressImage(t *testing.T) string {
 	testfs.RequireE2fsprogs(t)
-	return testfs.MkImage(t, testfs.Spec{Size: 64 << 20, FSType: "ext4", BlockSize: 1024, Inodes: 16384,
-		Populate: func(tr *testfs.Tree) {
-			for i := 0; i < 1200; i++ {
-				tr.Dir(fmt.Sprintf("d%04d", i))
-			}
-			tr.ManyFiles("big", 8000)
-		}})
+	// Built once for the three tests that read it (never written: they
+	// copy it before a repair).
+	return testfs.Shared(t, "progress", func(t testing.TB) string {
+		return testfs.MkImage(t, testfs.Spec{Size: 64 << 20, FSType: "ext4", BlockSize: 1024, Inodes: 16384,
+			Populate: func(tr *testfs.Tree) {
+				for i := 0; i < 1200; i++ {
+					tr.Dir(fmt.Sprintf("d%04d", i))
+				}
+				tr.ManyFiles("big", 8000)
+			}})
+	})
 }
 
 // TestProgressFdMatchesE2fsck runs -C fd -n with 1 and 4 workers on a
@@ -160,6 +164,7 @@ func progressImage(t *testing.T) string {
 // stdout is the one without -C. TestProgressFdSameLinesAsE2fsck compares
 // the lines themselves.
 func TestProgressFdMatchesE2fsck(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	clean := progressImage(t)
 	damaged := filepath.Join(t.TempDir(), "damaged.img")
 	testfs.Decompress(t, filepath.Join("sample", "damaged.img.gz"), damaged)
@@ -206,6 +211,7 @@ func TestProgressFdMatchesE2fsck(t *testing.T) {
 // after a failed speculation (4 workers) and pass 5 count its groups anew
 // after fixing each bitmap (the cur of pass 5 goes back, as e2fsck's).
 func TestProgressFdSameLinesAsE2fsck(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	clean := progressImage(t)
 	damaged := filepath.Join(t.TempDir(), "damaged.img")
 	testfs.Decompress(t, filepath.Join("sample", "damaged.img.gz"), damaged)
@@ -252,6 +258,7 @@ func TestProgressFdSameLinesAsE2fsck(t *testing.T) {
 // the bar out (each line's text up to its last \r) leaves the transcript
 // without -C.
 func TestProgressBar(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	img := progressImage(t)
 	for _, threads := range []string{"threads=1", "threads=4"} {
 		t.Run(threads, func(t *testing.T) {

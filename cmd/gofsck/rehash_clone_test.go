@@ -36,6 +36,7 @@ func repairLikeE2fsck(t *testing.T, name, img string, exact bool) string {
 // with and without metadata_csum, block-mapped and extent-mapped (one
 // extent, or many under an index block).
 func TestRehashMatchesE2fsck(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	testfs.RequireE2fsprogs(t)
 	big := func(n int) func(tr *testfs.Tree) {
 		return func(tr *testfs.Tree) {

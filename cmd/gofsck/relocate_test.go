@@ -22,6 +22,7 @@ import (
 // indirect blocks. Only what each program stamps from its own clock or
 // write counter is masked (see maskedImage).
 func TestRelocateRepairMatchesE2fsck(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	testfs.RequireE2fsprogs(t)
 	type damage struct {
 		name string

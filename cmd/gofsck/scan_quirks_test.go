@@ -14,6 +14,7 @@ import (
 // what e2fsck -fn prints, byte for byte, with the same exit status, and
 // gofsck -fy must print and write what e2fsck -fy does.
 func TestScanQuirksMatchE2fsck(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	testfs.RequireE2fsprogs(t)
 	ext4 := testfs.Spec{FSType: "ext4", Size: 8 << 20, BlockSize: 1024, Populate: populateQuirks}
 	ext3 := testfs.Spec{FSType: "ext3", Size: 8 << 20, BlockSize: 1024, InodeSize: 128, Populate: populateQuirks}

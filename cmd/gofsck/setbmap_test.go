@@ -74,6 +74,7 @@ func extentLines(t *testing.T, img, file, prefix string) int {
 // root moves into a leaf block (16 MiB, 32 blocks), and with 128 blocks
 // that leaf fills up and splits at the end of the file (512 MiB).
 func TestOrphanFileSetBmapMatchesE2fsck(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	testfs.RequireE2fsprogs(t)
 	t.Run("root-split", func(t *testing.T) {
 		one := hostFile(t, 1000)

@@ -21,6 +21,7 @@ import (
 // both on a clean image, only those before the first pass with a problem
 // otherwise (the failed one ran again serially).
 func TestSpeculativePassesMatchSerial(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	testfs.RequireE2fsprogs(t)
 	populate := func(tr *testfs.Tree) {
 		tr.File("a/one", 5000)

@@ -57,6 +57,7 @@ func TestVersionFrom(t *testing.T) {
 // TestVersionStamped builds gofsck from a clone of this repository with
 // VCS stamping on: -V names the commit and its date.
 func TestVersionStamped(t *testing.T) {
+	t.Parallel() // independent of the others; runs beside them on the second CPU
 	root, err := testfs.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)

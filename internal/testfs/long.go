@@ -1,6 +1,9 @@
 package testfs
 
-import "testing"
+import (
+	"hash/fnv"
+	"testing"
+)
 
 // The test suite has two tiers.
 //
@@ -29,17 +32,16 @@ func RequireLong(t testing.TB) {
 	}
 }
 
-// Sample returns every k-th element of items (k >= 1), starting at the
-// first, unless the long tier is compiled in, in which case it returns
-// items whole. The choice depends only on the order of items, so the
-// default tier checks the same sample on every machine.
-func Sample[T any](items []T, k int) []T {
+// InSample reports whether the case called name is in the default tier's
+// sample of one case in k: always in the long tier, and otherwise when
+// the FNV-1a hash of name is 0 mod k. The choice depends on the name
+// alone, so every machine checks the same cases, and adding or removing
+// a case does not change whether the others are in.
+func InSample(name string, k int) bool {
 	if longTier || k <= 1 {
-		return items
+		return true
 	}
-	out := make([]T, 0, (len(items)+k-1)/k)
-	for i := 0; i < len(items); i += k {
-		out = append(out, items[i])
-	}
-	return out
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return h.Sum32()%uint32(k) == 0
 }

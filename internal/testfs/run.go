@@ -154,6 +154,7 @@ func Main(m *testing.M) {
 	if envDir != "" {
 		os.RemoveAll(envDir)
 	}
+	removeShared()
 	os.Exit(code)
 }
 

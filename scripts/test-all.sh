@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# test-all.sh: the long test tier, what the README's `go test ./...` leaves
+# out for speed. CI (.ci/run) runs it after the README's command.
+#
+#	scripts/test-all.sh            # everything below
+#	scripts/test-all.sh long       # only the long tier (go test -tags long)
+#	scripts/test-all.sh race       # only the race-detector runs
+#
+# The long tier (-tags long; internal/testfs/long.go) compiles in every
+# differential case, the whole e2fsprogs corpus and random-mutation runs,
+# the big sparse volumes and the other tests that cost minutes each; the
+# default tier checks a fixed, representative sample of each. The race
+# detector runs on the packages whose goroutines share state, and on the
+# command's tests that drive the parallel engine in every mode.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+what=${1:-all}
+
+long() {
+	echo "== long tier (go test -tags long ./...)"
+	# The default tier's results are cached by go test; -tags long
+	# rebuilds, and runs every package again with the long tests in.
+	go test -tags long -timeout 60m ./...
+}
+
+race() {
+	echo "== race detector on the packages that share state between goroutines"
+	go test -race -timeout 30m ./internal/bitmap ./internal/blockdev ./internal/check ./internal/problem ./internal/journal
+	# cmd/gofsck's tests run the command in process. Under the race
+	# detector all of them take 10 minutes; these drive the parallel
+	# engine in every mode (read-only, speculative repair, worker counts,
+	# signals, undo).
+	go test -race -timeout 30m -run 'Speculative|Kill|Undo|Interrupt|ProgressSignals|Threads|ReadOnlyNeverWrites|SummaryLine|Pass5Repair|Readahead' ./cmd/gofsck
+}
+
+case $what in
+all) long; race ;;
+long) long ;;
+race) race ;;
+*) echo "usage: $0 [all|long|race]" >&2; exit 2 ;;
+esac
