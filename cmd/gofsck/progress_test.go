@@ -146,14 +146,20 @@ func progressImage(t *testing.T) string {
 	testfs.RequireE2fsprogs(t)
 	// Built once for the three tests that read it (never written: they
 	// copy it before a repair).
+	// mke2fs -d over 9,200 names takes 10-20 s: the image is stored
+	// (testfs.PrebuiltLayout, rebuilt and compared in the long tier).
 	return testfs.Shared(t, "progress", func(t testing.TB) string {
-		return testfs.MkImage(t, testfs.Spec{Size: 64 << 20, FSType: "ext4", BlockSize: 1024, Inodes: 16384,
-			Populate: func(tr *testfs.Tree) {
+		spec := testfs.Spec{Size: 64 << 20, FSType: "ext4", BlockSize: 1024, Inodes: 16384}
+		recipe := fmt.Sprintf("%+v\n1200 dirs d%%04d; ManyFiles(big, 8000)", spec)
+		return testfs.PrebuiltLayout(t, "progress", recipe, func(t testing.TB) string {
+			spec.Populate = func(tr *testfs.Tree) {
 				for i := 0; i < 1200; i++ {
 					tr.Dir(fmt.Sprintf("d%04d", i))
 				}
 				tr.ManyFiles("big", 8000)
-			}})
+			}
+			return testfs.MkImage(t, spec)
+		})
 	})
 }
 
