@@ -31,13 +31,16 @@ func TestInterruptedCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := testfs.MkImage(t, testfs.Spec{
-		Size: 64 << 20, BlockSize: 1024, FSType: "ext4", Inodes: 30000,
-		Populate: func(tr *testfs.Tree) {
+	// mke2fs -d over 20,000 names takes 10-20 s: the image is stored
+	// (testfs.PrebuiltLayout, rebuilt and compared in the long tier).
+	spec := testfs.Spec{Size: 64 << 20, BlockSize: 1024, FSType: "ext4", Inodes: 30000}
+	base := testfs.PrebuiltLayout(t, "interrupt", fmt.Sprintf("%+v\nManyFiles(a|b|c|d, 5000)", spec), func(t testing.TB) string {
+		spec.Populate = func(tr *testfs.Tree) {
 			for _, d := range []string{"a", "b", "c", "d"} {
 				tr.ManyFiles(d, 5000)
 			}
-		},
+		}
+		return testfs.MkImage(t, spec)
 	})
 	cases := []struct {
 		name     string
