@@ -302,6 +302,12 @@ type Checker struct {
 	// inode: its group's count went up, but e2fsck's ctx->free_inodes,
 	// which the clean skip writes to the superblock, was summed before.
 	journalMoveFreed uint32
+	// orphanFree is what the orphan release did to the free block
+	// counts, for the clean skip: clusters is the net change of the
+	// groups' free clusters (blocks freed, leaves and quota blocks
+	// allocated); blocks is what e2fsck added to ctx->free_blocks, one
+	// per released block or EA block, whatever the cluster size.
+	orphanFree struct{ clusters, blocks int64 }
 
 	linkInfo *counts // i_links_count of in-use inodes (pass 1)
 	refCount *counts // references counted in pass 2

@@ -138,8 +138,8 @@ func (c *Checker) deallocateInode(ino uint32) bool {
 	n := c.readFullInode(ino)
 	c.inodeAllocStats(ino, -1, n.IsDir())
 	if acl := n.FileACL(c.sb.Is64bit()); acl != 0 && c.sb.HasCompat(ondisk.CompatExtAttr) {
-		count, ok := c.adjustEARefcount(acl, -1)
-		if !ok {
+		count, err := c.adjustEARefcount(acl, -1)
+		if err != nil {
 			c.fix(problem.Problem{Code: problem.PR_2_ADJ_EA_REFCOUNT, Ino: ino, Blk: acl})
 			c.abort = true
 			return false
@@ -160,17 +160,19 @@ func (c *Checker) deallocateInode(ino uint32) bool {
 }
 
 // adjustEARefcount is ext2fs_adjust_ea_refcount3: it changes the
-// reference count of EA block blk by adj and writes the block. ok is
-// false when the block cannot be read as an EA block; a block number
-// outside the filesystem counts as one reference (EXT2_ET_BAD_EA_BLOCK_NUM).
-func (c *Checker) adjustEARefcount(blk uint64, adj int) (uint32, bool) {
+// reference count of EA block blk by adj (in 32 bits, as the library
+// does) and writes the block. A block number outside the filesystem
+// counts as one reference (EXT2_ET_BAD_EA_BLOCK_NUM, which every caller
+// takes so); a block that does not read as an EA block returns the
+// library's error (ext2fs.ReadExtAttr).
+func (c *Checker) adjustEARefcount(blk uint64, adj int) (uint32, error) {
 	f := c.fs
 	if blk >= f.BlocksCount || blk < f.FirstDataBlock {
-		return 1, true
+		return 1, nil
 	}
 	buf := make([]byte, f.BlockSize)
-	if c.eaBlockReadable(blk, buf) != "" {
-		return 0, false
+	if err := ext2fs.ReadExtAttr(f, blk, buf); err != nil {
+		return 0, err
 	}
 	x := ondisk.XattrBlock(buf)
 	rc := uint32(int64(x.Refcount()) + int64(adj))
@@ -179,7 +181,7 @@ func (c *Checker) adjustEARefcount(blk uint64, adj int) (uint32, bool) {
 		x.SetChecksum(f.CsumSeed, blk)
 	}
 	c.writeBlock(blk, buf)
-	return rc, true
+	return rc, nil
 }
 
 // adjustInodeCount is e2fsck_adjust_inode_count (adj is +1 or -1).

@@ -298,11 +298,11 @@ func (c *Checker) deleteDupFile(di *dupInode, clusters map[uint64]*dupCluster) {
 	if acl == 0 || !c.sb.HasCompat(ondisk.CompatExtAttr) {
 		return
 	}
-	count, ok := c.adjustEARefcount(acl, -1)
-	if !ok {
+	count, err := c.adjustEARefcount(acl, -1)
+	if err != nil {
 		c.fix(problem.Problem{Code: problem.PR_1B_ADJ_EA_REFCOUNT, Ino: ino, Blk: acl, Str: "delete_file"})
 	}
-	if (ok && count == 0) || (acl < f.BlocksCount && c.blockDup.Test(f.ClusterOf(acl))) {
+	if (err == nil && count == 0) || (acl < f.BlocksCount && c.blockDup.Test(f.ClusterOf(acl))) {
 		visit(acl, -5)
 		c.chargeQuota(ino, n, uint64(-int64(f.BlockSize)), 0)
 	}

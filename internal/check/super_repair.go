@@ -47,7 +47,9 @@ func (c *Checker) FixSkipCounts() bool {
 		freeBlocks += uint64(gd.FreeBlocks())
 		freeInodes += gd.FreeInodes()
 	}
-	freeBlocks <<= f.ClusterBits
+	// ctx->free_blocks: the groups' sum before the orphans were
+	// released, in blocks, plus one per block they released.
+	freeBlocks = uint64(int64(freeBlocks)-c.orphanFree.clusters)<<f.ClusterBits + uint64(c.orphanFree.blocks)
 	freeInodes -= c.journalMoveFreed
 	changed := false
 	if sb.FreeInodesCount() != freeInodes &&

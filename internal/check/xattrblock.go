@@ -290,15 +290,6 @@ func (c *Checker) fixEARefcount(b uint64, buf []byte, p problem.Problem) {
 	}
 }
 
-// eaBlockReadable is ext2fs.ReadExtAttr's error text, "" when the block
-// reads (dir_repair.go's adjustEARefcount).
-func (c *Checker) eaBlockReadable(b uint64, buf []byte) string {
-	if err := ext2fs.ReadExtAttr(c.fs, b, buf); err != nil {
-		return err.Error()
-	}
-	return ""
-}
-
 // handleHtree checks an INDEX_FL inode's htree root (pass 1). It returns
 // true when the index flag should be cleared (the dir is then linear).
 func (c *Checker) handleHtree(s *inodeScratch, ino uint32, n ondisk.Inode) bool {

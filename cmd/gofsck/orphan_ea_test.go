@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"gofsck/internal/ondisk"
+	"gofsck/internal/testfs"
+)
+
+// TestOrphanXattrReleaseMatchesE2fsck: an orphan whose extended
+// attributes live in a block of their own (what a crash leaves for a file
+// with an ACL, a security label or a large user attribute, unlinked while
+// open) is released before pass 1 as e2fsck's release_inode_blocks does:
+// the block's reference count dropped, the block freed when it reaches
+// zero (and kept, one reference fewer, when another inode shares it),
+// i_file_acl cleared, for deleted and truncated orphans alike, on
+// extent-mapped and block-mapped filesystems, and deleted ones on bigalloc
+// (where e2fsck adds one block per released cluster to the free count the
+// clean skip writes). Truncation on bigalloc is still refused. gofsck -fy and -p
+// must print what e2fsck prints, exit as it exits and leave the same
+// bytes.
+func TestOrphanXattrReleaseMatchesE2fsck(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	fixClock(t)
+	cases := []struct {
+		name string
+		spec testfs.Spec
+		// links: the orphan's link count (0: deleted, 1: truncated to
+		// size); shared: a second file refers to the same EA block.
+		links  int
+		size   int
+		shared bool
+	}{
+		{name: "ext4-delete", spec: testfs.Spec{FSType: "ext4", Size: 16 << 20}},
+		{name: "ext4-1k-truncate", spec: testfs.Spec{FSType: "ext4", Size: 16 << 20, BlockSize: 1024}, links: 1, size: 3000},
+		{name: "ext4-nocsum-shared", spec: testfs.Spec{FSType: "ext4", Size: 16 << 20, Features: "^metadata_csum"}, shared: true},
+		{name: "ext3-delete", spec: testfs.Spec{FSType: "ext3", Size: 16 << 20, BlockSize: 1024}},
+		{name: "ext3-truncate", spec: testfs.Spec{FSType: "ext3", Size: 16 << 20, BlockSize: 1024}, links: 1, size: 20000},
+		{name: "bigalloc-delete", spec: testfs.Spec{FSType: "ext4", Size: 64 << 20, ClusterSize: 16384, Features: "bigalloc"}},
+	}
+	value := hostFile(t, 600) // too big for the inode: an EA block
+	data := hostFile(t, 100000)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			img := testfs.MkImage(t, tc.spec)
+			testfs.Debugfs(t, img, "write "+data+" f", "write "+data+" g", "ea_set -f "+value+" f user.big")
+			ino := testfs.Ino(t, img, "/f")
+			acl := testfs.Blocks(t, img, "/f").FileACL
+			if acl == 0 {
+				t.Fatal("/f has no EA block")
+			}
+			cmds := []string{"unlink f", fmt.Sprintf("sif <%d> links_count %d", ino, tc.links),
+				fmt.Sprintf("ssv last_orphan %d", ino)}
+			if tc.links > 0 {
+				cmds = append(cmds, "ln <"+fmt.Sprint(ino)+"> f2", fmt.Sprintf("sif <%d> size %d", ino, tc.size))
+			}
+			if tc.shared {
+				// /g refers to the same block, which counts both.
+				cmds = append(cmds, fmt.Sprintf("sif /g file_acl %d", acl))
+			}
+			testfs.Debugfs(t, img, cmds...)
+			if tc.shared {
+				bs := int64(testfs.BlockSize(t, img))
+				x := ondisk.XattrBlock(testfs.ReadAt(t, img, int64(acl)*bs, int(bs)))
+				x.SetRefcount(2)
+				testfs.WriteAt(t, img, int64(acl)*bs, x)
+			}
+			for _, mode := range []string{"-fy", "-p"} {
+				gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+				gout, gcode, eout, ecode := checkPair(t, gimg, eimg, mode)
+				if !strings.Contains(eout, "orphaned inode") {
+					t.Fatalf("%s: e2fsck releases no orphan:\n%s", mode, eout)
+				}
+				if g, e := norm(gout, gimg), norm(eout, eimg); g != e || gcode != ecode {
+					t.Errorf("%s: exit %d vs e2fsck %d; output differs:\n--- e2fsck\n%s--- gofsck\n%s", mode, gcode, ecode, e, g)
+				}
+				compareImages(t, tc.name+" "+mode, gimg, eimg)
+				// -p leaves what a full check would find (a truncated
+				// orphan's i_blocks): e2fsck must say the same of both.
+				out, code := testfs.E2fsckInPlace(t, gimg, "-fn")
+				if _, ref := testfs.E2fsckInPlace(t, eimg, "-fn"); code != ref {
+					t.Errorf("%s: e2fsck -fn exits %d after gofsck, %d after e2fsck:\n%s", mode, code, ref, out)
+				}
+			}
+		})
+	}
+}
