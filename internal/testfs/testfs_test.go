@@ -120,12 +120,9 @@ func TestDecompress(t *testing.T) {
 	img := MkImage(t, Spec{Size: 1 << 20})
 	dir := t.TempDir()
 	gz := filepath.Join(dir, "img.gz")
-	out, err := os.Create(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Exercise the gzip path by compressing with the library.
-	writeGzip(t, out, img)
+	// Exercise the gzip path by compressing with the library, as
+	// Prebuilt stores its images.
+	storeGzip(t, img, gz)
 	dst := filepath.Join(dir, "img")
 	Decompress(t, gz, dst)
 	if FileSHA256(t, dst) != FileSHA256(t, img) {
