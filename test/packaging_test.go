@@ -188,29 +188,18 @@ func TestBashCompletion(t *testing.T) {
 	}
 }
 
-// TestInstall runs scripts/install.sh into a staging DESTDIR and checks
-// the tree it makes; fsck.ext4 through its link is gofsck, and says what
-// e2fsck run as fsck.ext4 says.
-func TestInstall(t *testing.T) {
-	testfs.RequireE2fsprogs(t)
+// stageInstall runs scripts/install.sh into a fresh staging DESTDIR
+// with PREFIX=/usr and the extra environment env, and returns the
+// DESTDIR and the tree it made (path: mode, or "-> target" for a link).
+func stageInstall(t *testing.T, env ...string) (string, map[string]string) {
+	t.Helper()
 	root := moduleRoot(t)
 	dest := t.TempDir()
 	cmd := exec.Command(filepath.Join(root, "scripts", "install.sh"))
 	cmd.Env = append(os.Environ(), "DESTDIR="+dest, "PREFIX=/usr", "GO="+filepath.Join(runtime.GOROOT(), "bin", "go"))
+	cmd.Env = append(cmd.Env, env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("install.sh: %v\n%s", err, out)
-	}
-	want := map[string]string{ // path: mode, or "-> target" for a link
-		"usr/sbin/gofsck": "0755", "usr/sbin/freefrag": "0755", "usr/sbin/fsinfo": "0755",
-		"usr/bin/iowatch":    "0755",
-		"usr/sbin/fsck.ext2": "-> gofsck", "usr/sbin/fsck.ext3": "-> gofsck", "usr/sbin/fsck.ext4": "-> gofsck",
-		"usr/share/man/man8/gofsck.8": "0644", "usr/share/man/man8/freefrag.8": "0644",
-		"usr/share/man/man8/fsinfo.8": "0644", "usr/share/man/man1/iowatch.1": "0644",
-		"usr/share/bash-completion/completions/gofsck":    "0644",
-		"usr/share/bash-completion/completions/fsck.ext2": "-> gofsck",
-		"usr/share/bash-completion/completions/fsck.ext3": "-> gofsck",
-		"usr/share/bash-completion/completions/fsck.ext4": "-> gofsck",
-		"usr/share/doc/gofsck/LICENSE":                    "0644", "usr/share/doc/gofsck/README.md": "0644",
 	}
 	got := map[string]string{}
 	err := filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
@@ -232,6 +221,56 @@ func TestInstall(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return dest, got
+}
+
+// fsckLinks are the paths FSCK_LINKS=1 adds to an install.
+var fsckLinks = map[string]string{
+	"usr/sbin/fsck.ext2": "-> gofsck", "usr/sbin/fsck.ext3": "-> gofsck", "usr/sbin/fsck.ext4": "-> gofsck",
+	"usr/share/bash-completion/completions/fsck.ext2": "-> gofsck",
+	"usr/share/bash-completion/completions/fsck.ext3": "-> gofsck",
+	"usr/share/bash-completion/completions/fsck.ext4": "-> gofsck",
+}
+
+// TestInstallNoFsckLinksByDefault: a plain install leaves fsck(8)
+// alone. util-linux's fsck finds fsck.TYPE through PATH, where
+// /usr/local/sbin comes first for root, so a default install must not
+// put fsck.ext2/3/4 there; FSCK_LINKS=1 asks for them (TestInstall).
+func TestInstallNoFsckLinksByDefault(t *testing.T) {
+	_, got := stageInstall(t)
+	for p := range got {
+		if strings.Contains(filepath.Base(p), "fsck.ext") {
+			t.Errorf("%s installed without FSCK_LINKS=1", p)
+		}
+	}
+	if got["usr/sbin/gofsck"] != "0755" {
+		t.Errorf("usr/sbin/gofsck: %q", got["usr/sbin/gofsck"])
+	}
+	cmd := exec.Command(filepath.Join(moduleRoot(t), "scripts", "install.sh"))
+	cmd.Env = append(os.Environ(), "DESTDIR="+t.TempDir(), "FSCK_LINKS=yes")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "FSCK_LINKS must be 0 or 1") {
+		t.Errorf("FSCK_LINKS=yes: %v\n%s", err, out)
+	}
+}
+
+// TestInstall runs scripts/install.sh with FSCK_LINKS=1 into a staging
+// DESTDIR and checks the tree it makes; fsck.ext4 through its link is
+// gofsck, and says what e2fsck run as fsck.ext4 says.
+func TestInstall(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	root := moduleRoot(t)
+	dest, got := stageInstall(t, "FSCK_LINKS=1")
+	want := map[string]string{ // path: mode, or "-> target" for a link
+		"usr/sbin/gofsck": "0755", "usr/sbin/freefrag": "0755", "usr/sbin/fsinfo": "0755",
+		"usr/bin/iowatch":             "0755",
+		"usr/share/man/man8/gofsck.8": "0644", "usr/share/man/man8/freefrag.8": "0644",
+		"usr/share/man/man8/fsinfo.8": "0644", "usr/share/man/man1/iowatch.1": "0644",
+		"usr/share/bash-completion/completions/gofsck": "0644",
+		"usr/share/doc/gofsck/LICENSE":                 "0644", "usr/share/doc/gofsck/README.md": "0644",
+	}
+	for p, m := range fsckLinks {
+		want[p] = m
 	}
 	for p, m := range want {
 		if got[p] != m {
