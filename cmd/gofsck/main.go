@@ -342,7 +342,13 @@ func openFS(o *options, stdout, stderr io.Writer) (blockdev.Device, *fs.FS, int)
 			fatal(o, stderr, "Is a directory while trying to open %s", o.device)
 			printSbCorrupt(o, stdout)
 		case "permission":
-			fatal(o, stderr, "Permission denied while trying to open %s", o.device)
+			// EACCES or EPERM (an immutable file, a read-only
+			// block device), named as e2fsck names them.
+			why := "Permission denied"
+			if errors.Is(err, syscall.EPERM) {
+				why = "Operation not permitted"
+			}
+			fatal(o, stderr, "%s while trying to open %s", why, o.device)
 			access := "r/o"
 			if !readOnly {
 				access = "r/w"

@@ -109,6 +109,15 @@ func Open(path string, readOnly, exclusive bool) (*File, error) {
 		}
 		return nil, &OpenError{Path: path, Kind: kind, Err: err}
 	}
+	if !readOnly && mode&os.ModeDevice != 0 && deviceReadOnly(f) {
+		// A read-only block device (losetup -r, a write-protected
+		// disk) opens for writing and fails only at the first write:
+		// refuse it now, with the EPERM libext2fs's unix_open returns
+		// after its BLKROGET check, so that no fix is announced that
+		// cannot be made.
+		f.Close()
+		return nil, &OpenError{Path: path, Kind: "permission", Err: &os.PathError{Op: "open", Path: path, Err: syscall.EPERM}}
+	}
 	d := &File{f: f, readOnly: readOnly}
 	if mode.IsRegular() {
 		d.size = fi.Size()
@@ -117,6 +126,17 @@ func Open(path string, readOnly, exclusive bool) (*File, error) {
 		return nil, &OpenError{Path: path, Kind: "io", Err: fmt.Errorf("size query: %w", err)}
 	}
 	return d, nil
+}
+
+// blkROGet is the BLKROGET ioctl request number.
+const blkROGet = 0x125e
+
+// deviceReadOnly reports whether the kernel says the block device f is
+// read-only (an ioctl that fails says it is not).
+func deviceReadOnly(f *os.File) bool {
+	var ro int32
+	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), blkROGet, uintptr(unsafe.Pointer(&ro)))
+	return e == 0 && ro != 0
 }
 
 // blkGetSize64 is the BLKGETSIZE64 ioctl request number.
