@@ -592,7 +592,7 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exi
 	defer jx.close()
 	o.extJournal = jx
 	name := deviceName(o, f)
-	o.report.attach(dev, name)
+	o.report.attach(dev, name, f.SB.UUID())
 	prog, stdout := startProgress(o, name, stdout)
 	defer prog.stop()
 	// restarted: the check restarted after a journal recovery (e2fsck's
