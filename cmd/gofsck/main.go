@@ -126,7 +126,7 @@ Emergency help:
 	return problem.ExitUsage
 }
 
-// nonNumeric reports a -b, -I or -P argument sscanf finds no number in,
+// nonNumeric reports a -b, -C, -I or -P argument sscanf finds no number in,
 // as e2fsck's PRS does (no program name), and returns its exit code.
 func nonNumeric(opt byte, arg string, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "\nInvalid non-numeric argument to -%c (\"%s\")\n\n", opt, arg)
@@ -192,6 +192,10 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 		case 'D':
 			o.optimizeDirs = true
 		case 'C':
+			if _, ok := scanInt(op.Arg); !ok {
+				// "-C abc": e2fsck's sscanf finds no number.
+				return o, nonNumeric('C', op.Arg, stderr), false
+			}
 			fd, on, ok := parseProgressFd(op.Arg, o, stderr)
 			if !ok {
 				return o, problem.ExitError, false

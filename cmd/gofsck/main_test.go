@@ -263,6 +263,9 @@ func TestNumericOptions(t *testing.T) {
 		{"-b", "x"}, {"-b", "0x2001"}, {"-b", " 8193"}, {"-b", "+8193"}, {"-b", "8193xyz"},
 		{"-B", "abc", "-b", "8193"}, {"-b", "8193", "-B", "1024"},
 		{"-I", "x"}, {"-I", "5"}, {"-P", "1z"}, {"-P", "z"},
+		// -C: no number is a usage error (exit 1), a leading one is the
+		// descriptor (99: not open, exit 8).
+		{"-C", "abc"}, {"-C", ""}, {"-C", "-abc"}, {"-C", "-"}, {"-C", "99abc"}, {"-C", " +99"},
 	} {
 		a := append([]string{"-fn"}, append(args, img)...)
 		eout, ecode := runE2fsck(t, a...)

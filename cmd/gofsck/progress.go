@@ -80,22 +80,13 @@ type progress struct {
 
 var _ check.Progress = (*progress)(nil)
 
-// parseProgressFd reads -C's argument as e2fsck does (a leading integer,
-// 0 when there is none) and checks that a descriptor other than 0 is open.
-// A negative fd starts with reporting off, until SIGUSR1.
+// parseProgressFd reads -C's argument as e2fsck does (sscanf "%d": a
+// leading integer after blanks; the caller has refused an argument with
+// none) and checks that a descriptor other than 0 is open. A negative fd
+// starts with reporting off, until SIGUSR1.
 func parseProgressFd(arg string, o *options, stderr io.Writer) (fd int, enabled bool, ok bool) {
-	s := strings.TrimLeft(arg, " \t\n")
-	end := 0
-	if end < len(s) && (s[end] == '-' || s[end] == '+') {
-		end++
-	}
-	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
-		end++
-	}
-	fd, err := strconv.Atoi(s[:end])
-	if err != nil {
-		fd = 0
-	}
+	v, _ := scanInt(arg)
+	fd = int(v)
 	enabled = fd >= 0
 	if fd < 0 {
 		fd = -fd
