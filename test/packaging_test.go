@@ -129,6 +129,19 @@ func TestManPages(t *testing.T) {
 			t.Errorf("gofsck.8 does not document -E %s", k)
 		}
 	}
+	// Every -E key has its own paragraph, saying what it does (a bare
+	// list of e2fsck's keys told nothing), as has --sample.
+	for _, k := range append(keys, "--sample") {
+		k = strings.TrimSuffix(k, "=")
+		if !regexp.MustCompile(`(?m)^\.TP\n\.(B|BI|BR) (.*[ "])?` + regexp.QuoteMeta(k) + `[= ",\n]`).MatchString(text) {
+			t.Errorf("gofsck.8 has no paragraph for %s", k)
+		}
+	}
+	// -F flushes the buffers, as e2fsck's does (tested in cmd/gofsck's
+	// TestBadInputMatchesE2fsck); the page said it had no effect.
+	if m := regexp.MustCompile(`(?m)^\.TP\n\.B -F\n([^.][^\n]*\n)+`).FindString(text); !strings.Contains(m, "Flush") {
+		t.Errorf("gofsck.8 does not say that -F flushes: %q", m)
+	}
 	for _, sec := range []string{".SH EXIT STATUS\n"} {
 		if !strings.Contains(text, sec) {
 			t.Errorf("gofsck.8: no %q section", strings.TrimSpace(sec))
@@ -348,4 +361,26 @@ func dropBanner(s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestDocsStayInRepository: the documentation installed or read with the
+// sources names no path outside the repository (docs/tools.md named the
+// developers' spec directory).
+func TestDocsStayInRepository(t *testing.T) {
+	root := moduleRoot(t)
+	files, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	pages, _ := filepath.Glob(filepath.Join(root, "docs", "man", "*"))
+	files = append(append(files, pages...), filepath.Join(root, "README.md"))
+	outside := regexp.MustCompile(`/work/|/home/`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			if outside.MatchString(l) {
+				t.Errorf("%s:%d names a path outside the repository: %s", filepath.Base(f), i+1, l)
+			}
+		}
+	}
 }
