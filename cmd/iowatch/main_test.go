@@ -56,3 +56,25 @@ func TestTwoTracesOverlaid(t *testing.T) {
 		t.Errorf("no trace: exit %d", code)
 	}
 }
+
+// TestNotATrace: a file that is no trace (a disk image given by mistake,
+// a text with a line longer than any trace has) is named as such, not
+// with the scanner's internals ("bufio.Scanner: token too long").
+func TestNotATrace(t *testing.T) {
+	dir := t.TempDir()
+	img := filepath.Join(dir, "big.img")
+	if err := os.WriteFile(img, append([]byte("\x53\xef"), make([]byte, 1<<20)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	long := filepath.Join(dir, "long.txt")
+	if err := os.WriteFile(long, []byte(strings.Repeat("x", 200000)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{img, long} {
+		var so, se bytes.Buffer
+		code := run([]string{"iowatch", "-o", filepath.Join(dir, "out.svg"), p}, &so, &se)
+		if want := "iowatch: " + p + ": not an iotrace, blkparse or strace trace\n"; code != 1 || se.String() != want {
+			t.Errorf("%s: exit %d, stderr %q, want %q", filepath.Base(p), code, se.String(), want)
+		}
+	}
+}
