@@ -295,3 +295,23 @@ func TestCNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestTimingOutputIsASCII: -t -t prints only ASCII, as e2fsck's does
+// (the read-ahead line spelt microseconds "µs", Go's way, which a log in
+// the C locale shows as mojibake).
+func TestTimingOutputIsASCII(t *testing.T) {
+	img := cleanImage(t)
+	eout, _ := runE2fsck(t, "-fn", "-t", "-t", img)
+	gout, gcode := runGofsck("-fn", "-t", "-t", img)
+	for name, out := range map[string]string{"e2fsck": eout, "gofsck": gout} {
+		for i, r := range out {
+			if r >= 0x80 || r == '\uFFFD' {
+				t.Errorf("%s -t -t: non-ASCII %q at %d in\n%s", name, r, i, out)
+				break
+			}
+		}
+	}
+	if gcode != 0 || !strings.Contains(gout, "Read-ahead: ") {
+		t.Errorf("gofsck -t -t: exit %d\n%s", gcode, gout)
+	}
+}
