@@ -167,6 +167,11 @@ func TestBadInputMatchesE2fsck(t *testing.T) {
 		// BLKFLSBUF, which ends the run before the banner.
 		{"-F on an image file", []string{"-F", "-fn", clean}, 8},
 		{"-F on a missing file", []string{"-F", "-fn", filepath.Join(dir, "does-not-exist")}, 8},
+		// Character devices are read as files, as libext2fs reads them:
+		// a short read, and a bad magic number with the backups tried.
+		{"/dev/null", []string{"-fn", "/dev/null"}, 8},
+		{"/dev/null -fy", []string{"-fy", "/dev/null"}, 8},
+		{"/dev/zero", []string{"-fn", "/dev/zero"}, 8},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			gout, gcode := runGofsck(c.args...)
