@@ -125,17 +125,17 @@ func (r *jsonReport) attach(dev blockdev.Device, name string, uuid [16]byte) {
 
 // setPreenHalt records that a preen run stopped at a problem it may not
 // fix ("UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY"): the run's summary
-// is null and its exit code 4, and the report says why.
-func (r *jsonReport) setPreenHalt() {
+// is null and its exit code 4, and the report says why. code is the
+// problem that stopped it, 0 for a halt outside the problem table (a
+// bad-block inode that cannot be read).
+func (r *jsonReport) setPreenHalt(code problem.Code) {
 	if r == nil {
 		return
 	}
 	r.stop = &jsonStop{Reason: "preen_halt",
 		Message: "UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n\t(i.e., without -a or -p options)"}
-	if n := len(r.found); n > 0 {
-		// The problem preen may not fix is the last one printed.
-		f := &r.found[n-1]
-		r.stop.Code, r.stop.Name = fmt.Sprintf("0x%06x", uint32(f.code)), f.code.String()
+	if code != 0 {
+		r.stop.Code, r.stop.Name = fmt.Sprintf("0x%06x", uint32(code)), code.String()
 	}
 }
 
