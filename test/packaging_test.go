@@ -96,7 +96,7 @@ func TestManPages(t *testing.T) {
 	for _, p := range pages {
 		names = append(names, filepath.Base(p))
 	}
-	if want := []string{"freefrag.8", "fsinfo.8", "gofsck.8", "iowatch.1"}; !slices.Equal(names, want) {
+	if want := []string{"gofsck-freefrag.8", "gofsck-fsinfo.8", "gofsck-iowatch.1", "gofsck.8"}; !slices.Equal(names, want) {
 		t.Fatalf("man pages %v, want %v", names, want)
 	}
 	for _, p := range pages {
@@ -128,6 +128,19 @@ func TestManPages(t *testing.T) {
 		if !strings.Contains(text, k) {
 			t.Errorf("gofsck.8 does not document -E %s", k)
 		}
+	}
+	// Every -E key has its own paragraph, saying what it does (a bare
+	// list of e2fsck's keys told nothing), as has --sample.
+	for _, k := range append(keys, "--sample") {
+		k = strings.TrimSuffix(k, "=")
+		if !regexp.MustCompile(`(?m)^\.TP\n\.(B|BI|BR) (.*[ "])?` + regexp.QuoteMeta(k) + `[= ",\n]`).MatchString(text) {
+			t.Errorf("gofsck.8 has no paragraph for %s", k)
+		}
+	}
+	// -F flushes the buffers, as e2fsck's does (tested in cmd/gofsck's
+	// TestBadInputMatchesE2fsck); the page said it had no effect.
+	if m := regexp.MustCompile(`(?m)^\.TP\n\.B -F\n([^.][^\n]*\n)+`).FindString(text); !strings.Contains(m, "Flush") {
+		t.Errorf("gofsck.8 does not say that -F flushes: %q", m)
 	}
 	for _, sec := range []string{".SH EXIT STATUS\n"} {
 		if !strings.Contains(text, sec) {
@@ -188,29 +201,38 @@ func TestBashCompletion(t *testing.T) {
 	}
 }
 
-// TestInstall runs scripts/install.sh into a staging DESTDIR and checks
-// the tree it makes; fsck.ext4 through its link is gofsck, and says what
-// e2fsck run as fsck.ext4 says.
-func TestInstall(t *testing.T) {
-	testfs.RequireE2fsprogs(t)
+// builtTools runs scripts/build.sh once for the package's tests, with
+// VERSION and DATE set as a build without git would set them, and
+// returns its BUILDDIR.
+func builtTools(t *testing.T) string {
+	t.Helper()
+	return testfs.Shared(t, "scripts-build", func(t testing.TB) string {
+		dir := filepath.Join(t.TempDir(), "build")
+		cmd := exec.Command(filepath.Join(moduleRoot(t.(*testing.T)), "scripts", "build.sh"))
+		cmd.Env = append(os.Environ(), "BUILDDIR="+dir, "VERSION=9.9.9", "DATE=1-Jan-2027",
+			"GO="+filepath.Join(runtime.GOROOT(), "bin", "go"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build.sh: %v\n%s", err, out)
+		}
+		return dir
+	})
+}
+
+// stageInstall runs scripts/install.sh on builtTools' binaries into a
+// fresh staging DESTDIR with PREFIX=/usr and the extra environment env,
+// with no go command on PATH (installing builds nothing), and returns
+// the DESTDIR and the tree it made (path: mode, or "-> target" for a
+// link).
+func stageInstall(t *testing.T, env ...string) (string, map[string]string) {
+	t.Helper()
 	root := moduleRoot(t)
+	build := builtTools(t)
 	dest := t.TempDir()
 	cmd := exec.Command(filepath.Join(root, "scripts", "install.sh"))
-	cmd.Env = append(os.Environ(), "DESTDIR="+dest, "PREFIX=/usr", "GO="+filepath.Join(runtime.GOROOT(), "bin", "go"))
+	cmd.Env = append(os.Environ(), "DESTDIR="+dest, "PREFIX=/usr", "BUILDDIR="+build, "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "GO=/nonexistent")
+	cmd.Env = append(cmd.Env, env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("install.sh: %v\n%s", err, out)
-	}
-	want := map[string]string{ // path: mode, or "-> target" for a link
-		"usr/sbin/gofsck": "0755", "usr/sbin/freefrag": "0755", "usr/sbin/fsinfo": "0755",
-		"usr/bin/iowatch":    "0755",
-		"usr/sbin/fsck.ext2": "-> gofsck", "usr/sbin/fsck.ext3": "-> gofsck", "usr/sbin/fsck.ext4": "-> gofsck",
-		"usr/share/man/man8/gofsck.8": "0644", "usr/share/man/man8/freefrag.8": "0644",
-		"usr/share/man/man8/fsinfo.8": "0644", "usr/share/man/man1/iowatch.1": "0644",
-		"usr/share/bash-completion/completions/gofsck":    "0644",
-		"usr/share/bash-completion/completions/fsck.ext2": "-> gofsck",
-		"usr/share/bash-completion/completions/fsck.ext3": "-> gofsck",
-		"usr/share/bash-completion/completions/fsck.ext4": "-> gofsck",
-		"usr/share/doc/gofsck/LICENSE":                    "0644", "usr/share/doc/gofsck/README.md": "0644",
 	}
 	got := map[string]string{}
 	err := filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
@@ -233,6 +255,67 @@ func TestInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dest, got
+}
+
+// fsckLinks are the paths FSCK_LINKS=1 adds to an install.
+var fsckLinks = map[string]string{
+	"usr/sbin/fsck.ext2": "-> gofsck", "usr/sbin/fsck.ext3": "-> gofsck", "usr/sbin/fsck.ext4": "-> gofsck",
+	"usr/share/man/man8/fsck.ext2.8": "-> gofsck.8", "usr/share/man/man8/fsck.ext3.8": "-> gofsck.8",
+	"usr/share/man/man8/fsck.ext4.8":                  "-> gofsck.8",
+	"usr/share/bash-completion/completions/fsck.ext2": "-> gofsck",
+	"usr/share/bash-completion/completions/fsck.ext3": "-> gofsck",
+	"usr/share/bash-completion/completions/fsck.ext4": "-> gofsck",
+}
+
+// TestInstallNoFsckLinksByDefault: a plain install leaves fsck(8)
+// alone. util-linux's fsck finds fsck.TYPE through PATH, where
+// /usr/local/sbin comes first for root, so a default install must not
+// put fsck.ext2/3/4 there; FSCK_LINKS=1 asks for them (TestInstall).
+func TestInstallNoFsckLinksByDefault(t *testing.T) {
+	_, got := stageInstall(t)
+	for p := range got {
+		if strings.Contains(filepath.Base(p), "fsck.ext") {
+			t.Errorf("%s installed without FSCK_LINKS=1", p)
+		}
+	}
+	if got["usr/sbin/gofsck"] != "0755" {
+		t.Errorf("usr/sbin/gofsck: %q", got["usr/sbin/gofsck"])
+	}
+	// Installing builds nothing: without built binaries it stops.
+	cmd := exec.Command(filepath.Join(moduleRoot(t), "scripts", "install.sh"))
+	cmd.Env = append(os.Environ(), "DESTDIR="+t.TempDir(), "BUILDDIR="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "is not built: run scripts/build.sh (or make) first") {
+		t.Errorf("install without a build: %v\n%s", err, out)
+	}
+	cmd = exec.Command(filepath.Join(moduleRoot(t), "scripts", "install.sh"))
+	cmd.Env = append(os.Environ(), "DESTDIR="+t.TempDir(), "FSCK_LINKS=yes", "BUILDDIR="+builtTools(t))
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "FSCK_LINKS must be 0 or 1") {
+		t.Errorf("FSCK_LINKS=yes: %v\n%s", err, out)
+	}
+}
+
+// TestInstall runs scripts/install.sh with FSCK_LINKS=1 into a staging
+// DESTDIR and checks the tree it makes; fsck.ext4 through its link is
+// gofsck, and says what e2fsck run as fsck.ext4 says.
+func TestInstall(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	root := moduleRoot(t)
+	dest, got := stageInstall(t, "FSCK_LINKS=1")
+	want := map[string]string{ // path: mode, or "-> target" for a link
+		"usr/sbin/gofsck": "0755", "usr/sbin/gofsck-freefrag": "0755", "usr/sbin/gofsck-fsinfo": "0755",
+		"usr/bin/gofsck-iowatch":      "0755",
+		"usr/share/man/man8/gofsck.8": "0644", "usr/share/man/man8/gofsck-freefrag.8": "0644",
+		"usr/share/man/man8/gofsck-fsinfo.8": "0644", "usr/share/man/man1/gofsck-iowatch.1": "0644",
+		"usr/share/bash-completion/completions/gofsck": "0644",
+		"usr/share/doc/gofsck/README.md":               "0644",
+		"usr/share/doc/gofsck/json-report.md":          "0644", "usr/share/doc/gofsck/json-report.schema.json": "0644",
+		"usr/share/doc/gofsck/repair.md": "0644", "usr/share/doc/gofsck/tools.md": "0644",
+		"usr/share/licenses/gofsck/LICENSE": "0644",
+	}
+	for p, m := range fsckLinks {
+		want[p] = m
+	}
 	for p, m := range want {
 		if got[p] != m {
 			t.Errorf("%s: %q, want %q", p, got[p], m)
@@ -246,14 +329,30 @@ func TestInstall(t *testing.T) {
 			t.Errorf("%s: the benchmark builder is installed", p)
 		}
 	}
-	for _, p := range []string{"docs/man/gofsck.8", "LICENSE", "scripts/gofsck.bash-completion"} {
-		a, _ := os.ReadFile(filepath.Join(root, p))
-		b, _ := os.ReadFile(filepath.Join(dest, map[string]string{
-			"docs/man/gofsck.8": "usr/share/man/man8/gofsck.8", "LICENSE": "usr/share/doc/gofsck/LICENSE",
-			"scripts/gofsck.bash-completion": "usr/share/bash-completion/completions/gofsck"}[p]))
+	for src, dst := range map[string]string{
+		"docs/man/gofsck.8": "usr/share/man/man8/gofsck.8", "LICENSE": "usr/share/licenses/gofsck/LICENSE",
+		"scripts/gofsck.bash-completion": "usr/share/bash-completion/completions/gofsck",
+		"docs/json-report.schema.json":   "usr/share/doc/gofsck/json-report.schema.json",
+	} {
+		a, _ := os.ReadFile(filepath.Join(root, src))
+		b, _ := os.ReadFile(filepath.Join(dest, dst))
 		if len(a) == 0 || !bytes.Equal(a, b) {
-			t.Errorf("%s not installed as is", p)
+			t.Errorf("%s not installed as is", src)
 		}
+	}
+	// The version stamped at build time (scripts/build.sh's VERSION and
+	// DATE, -ldflags -X) is what -V says.
+	if out, _ := runBin(t, filepath.Join(dest, "usr", "sbin", "gofsck"), "gofsck", "-V"); !strings.HasPrefix(out, "gofsck 9.9.9 (1-Jan-2027)\n") {
+		t.Errorf("-V of the built gofsck: %q", out)
+	}
+	// The man page alias: man fsck.ext4 shows gofsck(8), which names
+	// the companion tools by their installed names.
+	if page, err := os.ReadFile(filepath.Join(dest, "usr/share/man/man8/fsck.ext4.8")); err != nil || !bytes.Contains(page, []byte(".BR gofsck-fsinfo (8)")) {
+		t.Errorf("man8/fsck.ext4.8: %v", err)
+	}
+	// Each companion tool names itself by its installed name.
+	if out, code := runBin(t, filepath.Join(dest, "usr/sbin/gofsck-fsinfo"), "gofsck-fsinfo", "-h", filepath.Join(dest, "missing")); code != 1 || !strings.HasPrefix(out, "gofsck-fsinfo: No such file or directory") {
+		t.Errorf("gofsck-fsinfo: exit %d, %q", code, out)
 	}
 
 	// fsck.ext4 through the link checks as gofsck does.
@@ -309,4 +408,26 @@ func dropBanner(s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestDocsStayInRepository: the documentation installed or read with the
+// sources names no path outside the repository (docs/tools.md named the
+// developers' spec directory).
+func TestDocsStayInRepository(t *testing.T) {
+	root := moduleRoot(t)
+	files, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	pages, _ := filepath.Glob(filepath.Join(root, "docs", "man", "*"))
+	files = append(append(files, pages...), filepath.Join(root, "README.md"))
+	outside := regexp.MustCompile(`/work/|/home/`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			if outside.MatchString(l) {
+				t.Errorf("%s:%d names a path outside the repository: %s", filepath.Base(f), i+1, l)
+			}
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"gofsck/internal/blockdev"
 	"gofsck/internal/freefrag"
@@ -93,6 +94,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return usage(prog, stderr)
 	}
 	device := operands[0]
+	// A mounted filesystem's bitmaps on disk lag behind what the kernel
+	// holds in memory: the counts may be stale. e2freefrag asks the
+	// kernel (GETFSMAP) instead; freefrag reads the device, and warns as
+	// e2fsck -n does on a mounted device, in e2fsck's words.
+	if mf, err := blockdev.CheckIfMounted(device); err == nil {
+		switch {
+		case mf&blockdev.Mounted != 0:
+			fmt.Fprintf(stdout, "Warning!  %s is mounted.\n", device)
+		case mf&blockdev.Busy != 0:
+			fmt.Fprintf(stdout, "Warning!  %s is in use.\n", device)
+		}
+	}
 	dev, err := blockdev.Open(device, true, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v while opening filesystem\n", device, errText(err))
@@ -138,7 +151,12 @@ func errText(err error) string {
 		case "missing":
 			return "No such file or directory"
 		case "permission":
+			if errors.Is(oe.Err, syscall.EPERM) {
+				return "Operation not permitted"
+			}
 			return "Permission denied"
+		case "directory":
+			return "Is a directory"
 		}
 		return oe.Err.Error()
 	}

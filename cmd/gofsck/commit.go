@@ -117,6 +117,7 @@ func (r *repairRun) finish(valid bool) (changed, ok bool) {
 // made so far are kept and the superblock is marked as having errors, so
 // that the next boot's fsck checks it. Exit 4.
 func (r *repairRun) halt() int {
+	r.o.report.setPreenHalt(r.rep.HaltCode())
 	if r.active() {
 		if err := r.chk.Halt(); err != nil {
 			fatal(r.o, r.stderr, "%v while writing to %s", err, r.o.device)

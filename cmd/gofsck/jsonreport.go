@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"gofsck/internal/blockdev"
@@ -23,13 +25,16 @@ const jsonSchemaID = "gofsck-report/1"
 // printed, the passes' resources and the summary. It is used from the
 // reporting goroutine only.
 type jsonReport struct {
-	file    *os.File
+	file    *os.File // the temporary file, renamed to path at the end
+	inPlace bool     // file is path itself (not a regular file)
 	path    string
 	start   time.Time
 	argv    []string
 	device  string
 	name    string
+	uuid    string // the filesystem's UUID, once it is open
 	dev     blockdev.Device
+	stop    *jsonStop // why a run stopped before its summary, not by an error
 	fields  map[problem.Code]problem.Field
 	found   []foundProblem
 	passes  []jsonPass
@@ -56,6 +61,7 @@ func (s *stderrTail) Write(p []byte) (int, error) {
 type foundProblem struct {
 	code       problem.Code
 	ino, dir   uint32
+	entryIno   uint32 // the directory entry's inode (%Di)
 	group      uint32
 	blk        uint64
 	msg        string
@@ -64,28 +70,73 @@ type foundProblem struct {
 	asked, yes bool
 }
 
-// newJSONReport creates (truncates) the report file at the start of the
-// run, so that an unwritable path fails before the check.
+// newJSONReport creates the report's temporary file, in the directory
+// of path so that the final rename is atomic, at the start of the run:
+// an unwritable directory fails before the check. path itself is left
+// as it was until finish renames the complete report over it, so that
+// a reader watching path never sees a partial report, and a run that is
+// killed leaves the previous report (and a ".path.*.tmp" file) behind.
 func newJSONReport(path string, argv []string, device string) (*jsonReport, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
-	if err != nil {
-		return nil, err
-	}
-	r := &jsonReport{file: f, path: path, start: time.Now(), argv: argv, device: device,
+	r := &jsonReport{path: path, start: time.Now(), argv: argv, device: device,
 		fields: make(map[problem.Code]problem.Field)}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		// A pipe or a terminal (json=/dev/stdout): written in place,
+		// nothing to rename.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		r.file, r.inPlace = f, true
+	} else {
+		dir, base := filepath.Split(path)
+		if dir == "" {
+			dir = "."
+		}
+		f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: unwrapPath(err)}
+		}
+		// The mode a plain create would give (0666 less the umask),
+		// not CreateTemp's 0600.
+		mask := syscall.Umask(0)
+		syscall.Umask(mask)
+		if err := f.Chmod(0o666 &^ os.FileMode(mask)); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return nil, err
+		}
+		r.file = f
+	}
 	for _, d := range problem.Defs() {
 		r.fields[d.Code] = problem.Fields(d.Code)
 	}
 	return r, nil
 }
 
-// attach (nil-safe, like setSummary and setClean) records the device (for the passes' I/O) and the name messages
-// use for it.
-func (r *jsonReport) attach(dev blockdev.Device, name string) {
+// attach (nil-safe, like setSummary and setClean) records the device
+// (for the passes' I/O), the name messages use for it and the
+// filesystem's UUID.
+func (r *jsonReport) attach(dev blockdev.Device, name string, uuid [16]byte) {
 	if r == nil {
 		return
 	}
-	r.dev, r.name = dev, name
+	r.dev, r.name, r.uuid = dev, name, formatUUID(uuid[:])
+}
+
+// setPreenHalt records that a preen run stopped at a problem it may not
+// fix ("UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY"): the run's summary
+// is null and its exit code 4, and the report says why. code is the
+// problem that stopped it, 0 for a halt outside the problem table (a
+// bad-block inode that cannot be read).
+func (r *jsonReport) setPreenHalt(code problem.Code) {
+	if r == nil {
+		return
+	}
+	r.stop = &jsonStop{Reason: "preen_halt",
+		Message: "UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.\n\t(i.e., without -a or -p options)"}
+	if code != 0 {
+		r.stop.Code, r.stop.Name = fmt.Sprintf("0x%06x", uint32(code)), code.String()
+	}
 }
 
 // observe is the reporter's problem.Options.Observe.
@@ -94,8 +145,12 @@ func (r *jsonReport) observe(rep problem.Report) {
 	if isPassHeader(p.Code) {
 		return
 	}
-	r.found = append(r.found, foundProblem{code: p.Code, ino: p.Ino, dir: p.Dir, group: p.Group, blk: p.Blk,
-		msg: rep.Message, answerText: rep.AnswerText, path: rep.Path, asked: rep.Asked, yes: rep.Yes})
+	fp := foundProblem{code: p.Code, ino: p.Ino, dir: p.Dir, group: p.Group, blk: p.Blk,
+		msg: rep.Message, answerText: rep.AnswerText, path: rep.Path, asked: rep.Asked, yes: rep.Yes}
+	if p.Dirent != nil {
+		fp.entryIno = p.Dirent.Ino
+	}
+	r.found = append(r.found, fp)
 }
 
 // isPassHeader reports whether c is a pass header (PR_1_PASS_HEADER, ...,
@@ -186,10 +241,19 @@ func (r *jsonReport) finish(code int, prog string, stderr io.Writer) int {
 		return code
 	}
 	err := r.write(code)
+	if err == nil && !r.inPlace {
+		err = r.file.Sync()
+	}
 	if cerr := r.file.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil && !r.inPlace {
+		err = os.Rename(r.file.Name(), r.path)
+	}
 	if err != nil {
+		if !r.inPlace {
+			os.Remove(r.file.Name())
+		}
 		fmt.Fprintf(stderr, "%s: cannot write JSON report %s: %v\n", prog, r.path, err)
 		return code | problem.ExitError
 	}
@@ -203,6 +267,7 @@ func (r *jsonReport) write(code int) error {
 		Tool:            jsonTool{Name: "gofsck", Version: v.version, Date: v.date},
 		Device:          r.device,
 		Name:            r.name,
+		UUID:            r.uuid,
 		Argv:            r.argv,
 		StartTime:       r.start.UTC().Format(time.RFC3339Nano),
 		DurationSeconds: time.Since(r.start).Seconds(),
@@ -210,6 +275,7 @@ func (r *jsonReport) write(code int) error {
 		Passes:          r.passes,
 		Summary:         r.summary,
 		ExitCode:        code,
+		Stop:            r.stop,
 	}
 	if code&problem.ExitError != 0 {
 		// An operational error: its reason is on stderr ("No such file
@@ -270,6 +336,11 @@ func (r *jsonReport) finding(f *foundProblem) jsonFinding {
 	if fl&problem.FieldDir != 0 {
 		j.Dir = &f.dir
 	}
+	if fl&problem.FieldDirent != 0 {
+		// The inode the directory entry points to (%Di), e.g. the
+		// unused or bad inode of PR_2_UNUSED_INODE, PR_2_BAD_INO.
+		j.EntryInode = &f.entryIno
+	}
 	if fl&problem.FieldBlk != 0 {
 		j.Block = &f.blk
 	}
@@ -290,6 +361,7 @@ type (
 		Tool            jsonTool      `json:"tool"`
 		Device          string        `json:"device"`
 		Name            string        `json:"name"`
+		UUID            string        `json:"uuid,omitempty"`
 		Argv            []string      `json:"argv"`
 		StartTime       string        `json:"start_time"`
 		DurationSeconds float64       `json:"duration_seconds"`
@@ -298,6 +370,13 @@ type (
 		Summary         *jsonSummary  `json:"summary"`
 		ExitCode        int           `json:"exit_code"`
 		Error           string        `json:"error,omitempty"`
+		Stop            *jsonStop     `json:"stop,omitempty"`
+	}
+	jsonStop struct {
+		Reason  string `json:"reason"`
+		Message string `json:"message"`
+		Code    string `json:"code,omitempty"`
+		Name    string `json:"name,omitempty"`
 	}
 	jsonTool struct {
 		Name    string `json:"name"`
@@ -311,6 +390,7 @@ type (
 		Phase      string  `json:"phase"`
 		Inode      *uint32 `json:"inode,omitempty"`
 		Dir        *uint32 `json:"dir,omitempty"`
+		EntryInode *uint32 `json:"entry_inode,omitempty"`
 		Block      *uint64 `json:"block,omitempty"`
 		Group      *uint32 `json:"group,omitempty"`
 		Path       *string `json:"path,omitempty"`

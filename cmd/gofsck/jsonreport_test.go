@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -24,6 +26,7 @@ type (
 		Tool            reportTool      `json:"tool"`
 		Device          string          `json:"device"`
 		Name            string          `json:"name"`
+		UUID            string          `json:"uuid"`
 		Argv            []string        `json:"argv"`
 		StartTime       string          `json:"start_time"`
 		DurationSeconds float64         `json:"duration_seconds"`
@@ -32,6 +35,13 @@ type (
 		Summary         *reportSummary  `json:"summary"`
 		ExitCode        int             `json:"exit_code"`
 		Error           string          `json:"error"`
+		Stop            *reportStop     `json:"stop"`
+	}
+	reportStop struct {
+		Reason  string `json:"reason"`
+		Message string `json:"message"`
+		Code    string `json:"code"`
+		Name    string `json:"name"`
 	}
 	reportTool struct {
 		Name, Version, Date string
@@ -43,6 +53,7 @@ type (
 		Phase      string  `json:"phase"`
 		Inode      *uint32 `json:"inode"`
 		Dir        *uint32 `json:"dir"`
+		EntryInode *uint32 `json:"entry_inode"`
 		Block      *uint64 `json:"block"`
 		Group      *uint32 `json:"group"`
 		Path       *string `json:"path"`
@@ -490,5 +501,107 @@ func TestJSONReportModes(t *testing.T) {
 				t.Errorf("%s\n%s", msg, raw)
 			}
 		})
+	}
+}
+
+// TestJSONReportAtomic: the report is written to a temporary file in the
+// same directory and renamed over FILE at the end, so FILE keeps the
+// previous report during the run (and after a run that is killed), and
+// a reader never sees an empty or partial one.
+func TestJSONReportAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.json")
+	if err := os.WriteFile(path, []byte("previous\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := newJSONReport(path, []string{"gofsck"}, "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run is under way (or was killed here): FILE is untouched.
+	if b, _ := os.ReadFile(path); string(b) != "previous\n" {
+		t.Fatalf("during the run FILE holds %q", b)
+	}
+	var errb bytes.Buffer
+	if code := r.finish(0, "gofsck", &errb); code != 0 {
+		t.Fatalf("finish: %d %s", code, errb.String())
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep := decodeReport(t, raw); rep.ExitCode != 0 || rep.Device != "dev" {
+		t.Errorf("report %+v", rep)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm()&0o444 != 0o444 {
+		t.Errorf("mode %v: not readable as a plain create makes it", fi.Mode())
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("files left in the directory: %v", names)
+	}
+}
+
+// TestJSONReportFields: the directory entry's inode of a %Di message
+// (PR_2_UNUSED_INODE) is the finding's entry_inode; the report names the
+// filesystem's UUID (as dumpe2fs prints it); and a preen run that stops
+// at a problem it may not fix (exit 4, no summary, as e2fsck -p stops on
+// the same image) says so in stop, naming that problem.
+func TestJSONReportFields(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	base := testfs.MkImage(t, testfs.Spec{Populate: func(tr *testfs.Tree) {
+		tr.Dir("d")
+		tr.File("d/f", 5000)
+		tr.File("d/g", 5000)
+	}})
+	unused := testfs.CopyImage(t, base)
+	testfs.Debugfs(t, unused, "clri /d/f")
+	rep := filepath.Join(t.TempDir(), "r.json")
+	_, _, code, raw := runJSON(t, unused, rep, "-fn")
+	r := decodeReport(t, raw)
+	found := false
+	for _, f := range r.Findings {
+		if f.Name != "PR_2_UNUSED_INODE" {
+			continue
+		}
+		found = true
+		if f.EntryInode == nil || !strings.Contains(f.Message, fmt.Sprintf("deleted/unused inode %d.", *f.EntryInode)) {
+			t.Errorf("entry_inode %v, message %q", f.EntryInode, f.Message)
+		}
+	}
+	if code != 4 || !found {
+		t.Errorf("exit %d, findings %+v", code, r.Findings)
+	}
+	out, err := exec.Command("dumpe2fs", "-h", base).CombinedOutput()
+	if err != nil {
+		t.Fatalf("dumpe2fs: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`(?m)^Filesystem UUID:\s+(\S+)$`).FindSubmatch(out)
+	if m == nil || r.UUID != string(m[1]) {
+		t.Errorf("uuid %q, dumpe2fs says %q", r.UUID, m)
+	}
+
+	halt := testfs.CopyImage(t, base)
+	testfs.Debugfs(t, halt, "sif /d/g mode 0")
+	ehalt := testfs.CopyImage(t, halt)
+	stdout, stderr, code, raw := runJSON(t, halt, rep, "-fp")
+	r = decodeReport(t, raw)
+	eout, ecode := runE2fsck(t, "-fp", ehalt)
+	if code != 4 || ecode != 4 || !strings.Contains(eout, "UNEXPECTED INCONSISTENCY") {
+		t.Fatalf("-fp: gofsck exit %d, e2fsck exit %d\n%s", code, ecode, eout)
+	}
+	if r.Summary != nil || r.Stop == nil || r.Stop.Reason != "preen_halt" ||
+		!strings.Contains(stdout+stderr, r.Stop.Message) || len(r.Findings) == 0 ||
+		r.Stop.Name != r.Findings[len(r.Findings)-1].Name || r.Stop.Name != "PR_2_BAD_MODE" {
+		t.Errorf("stop %+v, summary %+v\n%s%s", r.Stop, r.Summary, stdout, stderr)
+	}
+	// A run that was not stopped has no stop.
+	_, _, _, raw = runJSON(t, testfs.CopyImage(t, base), rep, "-fp")
+	if r := decodeReport(t, raw); r.Stop != nil {
+		t.Errorf("stop %+v in a run that finished", r.Stop)
 	}
 }

@@ -126,7 +126,7 @@ Emergency help:
 	return problem.ExitUsage
 }
 
-// nonNumeric reports a -b, -I or -P argument sscanf finds no number in,
+// nonNumeric reports a -b, -C, -I or -P argument sscanf finds no number in,
 // as e2fsck's PRS does (no program name), and returns its exit code.
 func nonNumeric(opt byte, arg string, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "\nInvalid non-numeric argument to -%c (\"%s\")\n\n", opt, arg)
@@ -192,6 +192,10 @@ func parse(args []string, stdout, stderr io.Writer) (*options, int, bool) {
 		case 'D':
 			o.optimizeDirs = true
 		case 'C':
+			if _, ok := scanInt(op.Arg); !ok {
+				// "-C abc": e2fsck's sscanf finds no number.
+				return o, nonNumeric('C', op.Arg, stderr), false
+			}
 			fd, on, ok := parseProgressFd(op.Arg, o, stderr)
 			if !ok {
 				return o, problem.ExitError, false
@@ -342,7 +346,13 @@ func openFS(o *options, stdout, stderr io.Writer) (blockdev.Device, *fs.FS, int)
 			fatal(o, stderr, "Is a directory while trying to open %s", o.device)
 			printSbCorrupt(o, stdout)
 		case "permission":
-			fatal(o, stderr, "Permission denied while trying to open %s", o.device)
+			// EACCES or EPERM (an immutable file, a read-only
+			// block device), named as e2fsck names them.
+			why := "Permission denied"
+			if errors.Is(err, syscall.EPERM) {
+				why = "Operation not permitted"
+			}
+			fatal(o, stderr, "%s while trying to open %s", why, o.device)
 			access := "r/o"
 			if !readOnly {
 				access = "r/w"
@@ -586,7 +596,7 @@ func checkDevice(ctx context.Context, o *options, stdout, stderr io.Writer) (exi
 	defer jx.close()
 	o.extJournal = jx
 	name := deviceName(o, f)
-	o.report.attach(dev, name)
+	o.report.attach(dev, name, f.SB.UUID())
 	prog, stdout := startProgress(o, name, stdout)
 	defer prog.stop()
 	// restarted: the check restarted after a journal recovery (e2fsck's

@@ -167,6 +167,11 @@ func TestBadInputMatchesE2fsck(t *testing.T) {
 		// BLKFLSBUF, which ends the run before the banner.
 		{"-F on an image file", []string{"-F", "-fn", clean}, 8},
 		{"-F on a missing file", []string{"-F", "-fn", filepath.Join(dir, "does-not-exist")}, 8},
+		// Character devices are read as files, as libext2fs reads them:
+		// a short read, and a bad magic number with the backups tried.
+		{"/dev/null", []string{"-fn", "/dev/null"}, 8},
+		{"/dev/null -fy", []string{"-fy", "/dev/null"}, 8},
+		{"/dev/zero", []string{"-fn", "/dev/zero"}, 8},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			gout, gcode := runGofsck(c.args...)
@@ -263,6 +268,9 @@ func TestNumericOptions(t *testing.T) {
 		{"-b", "x"}, {"-b", "0x2001"}, {"-b", " 8193"}, {"-b", "+8193"}, {"-b", "8193xyz"},
 		{"-B", "abc", "-b", "8193"}, {"-b", "8193", "-B", "1024"},
 		{"-I", "x"}, {"-I", "5"}, {"-P", "1z"}, {"-P", "z"},
+		// -C: no number is a usage error (exit 1), a leading one is the
+		// descriptor (99: not open, exit 8).
+		{"-C", "abc"}, {"-C", ""}, {"-C", "-abc"}, {"-C", "-"}, {"-C", "99abc"}, {"-C", " +99"},
 	} {
 		a := append([]string{"-fn"}, append(args, img)...)
 		eout, ecode := runE2fsck(t, a...)
@@ -290,5 +298,25 @@ func TestCNumbers(t *testing.T) {
 		if v := cAtoi(c.in); v != c.atoi {
 			t.Errorf("cAtoi(%q) = %d, want %d", c.in, v, c.atoi)
 		}
+	}
+}
+
+// TestTimingOutputIsASCII: -t -t prints only ASCII, as e2fsck's does
+// (the read-ahead line spelt microseconds "µs", Go's way, which a log in
+// the C locale shows as mojibake).
+func TestTimingOutputIsASCII(t *testing.T) {
+	img := cleanImage(t)
+	eout, _ := runE2fsck(t, "-fn", "-t", "-t", img)
+	gout, gcode := runGofsck("-fn", "-t", "-t", img)
+	for name, out := range map[string]string{"e2fsck": eout, "gofsck": gout} {
+		for i, r := range out {
+			if r >= 0x80 || r == '\uFFFD' {
+				t.Errorf("%s -t -t: non-ASCII %q at %d in\n%s", name, r, i, out)
+				break
+			}
+		}
+	}
+	if gcode != 0 || !strings.Contains(gout, "Read-ahead: ") {
+		t.Errorf("gofsck -t -t: exit %d\n%s", gcode, gout)
 	}
 }

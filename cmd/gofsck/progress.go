@@ -50,11 +50,16 @@ var passSpan = [6][2]uint64{{0, 0}, {0, 700}, {700, 900}, {900, 920}, {920, 950}
 
 // progress reports the check's progress; it implements check.Progress.
 type progress struct {
-	fd      int           // 0: bar on stdout; > 0: protocol lines
-	out     io.Writer     // the protocol file or the real stdout
-	file    *os.File      // the protocol file, closed by stop
-	lines   *bufio.Writer // over out, for the protocol lines
-	name    string        // device name in lines and on the bar
+	fd    int           // 0: bar on stdout; > 0: protocol lines
+	out   io.Writer     // the protocol file or the real stdout
+	file  *os.File      // the protocol file, closed by stop
+	lines *bufio.Writer // over out, for the protocol lines
+	name  string        // device name in lines and on the bar
+	// meta wraps every bar drawn or cleared in \001 ... \002, as
+	// e2fsck does unless stdin and stdout are both terminals (or
+	// E2FSCK_FORCE_INTERACTIVE is set): logsave -s drops what is
+	// between them, so a log of the run keeps the transcript only.
+	meta    bool
 	enabled atomic.Bool
 
 	// seq is odd while Update writes pass, cur and max (one writer).
@@ -75,22 +80,13 @@ type progress struct {
 
 var _ check.Progress = (*progress)(nil)
 
-// parseProgressFd reads -C's argument as e2fsck does (a leading integer,
-// 0 when there is none) and checks that a descriptor other than 0 is open.
-// A negative fd starts with reporting off, until SIGUSR1.
+// parseProgressFd reads -C's argument as e2fsck does (sscanf "%d": a
+// leading integer after blanks; the caller has refused an argument with
+// none) and checks that a descriptor other than 0 is open. A negative fd
+// starts with reporting off, until SIGUSR1.
 func parseProgressFd(arg string, o *options, stderr io.Writer) (fd int, enabled bool, ok bool) {
-	s := strings.TrimLeft(arg, " \t\n")
-	end := 0
-	if end < len(s) && (s[end] == '-' || s[end] == '+') {
-		end++
-	}
-	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
-		end++
-	}
-	fd, err := strconv.Atoi(s[:end])
-	if err != nil {
-		fd = 0
-	}
+	v, _ := scanInt(arg)
+	fd = int(v)
 	enabled = fd >= 0
 	if fd < 0 {
 		fd = -fd
@@ -133,6 +129,7 @@ func startProgress(o *options, name string, stdout io.Writer) (*progress, io.Wri
 		}
 		p.lines = bufio.NewWriter(p.out)
 	}
+	p.meta = os.Getenv("E2FSCK_FORCE_INTERACTIVE") == "" && !interactiveTerminal()
 	p.enabled.Store(o.progressOn)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGUSR2)
@@ -286,8 +283,8 @@ func (p *progress) bar(pass, cur, max uint64, final bool) {
 		sec := int64(left / time.Second)
 		eta = fmt.Sprintf(" ETA %d:%02d", sec/60, sec%60)
 	}
-	fmt.Fprintf(p.out, "%s: |%s%s| %3d.%d%%%s   \r", p.name, strings.Repeat("=", fill), strings.Repeat(" ", width-fill),
-		tenths/10, tenths%10, eta)
+	fmt.Fprintf(p.out, "%s%s: |%s%s| %3d.%d%%%s   \r%s", p.startMeta(), p.name, strings.Repeat("=", fill), strings.Repeat(" ", width-fill),
+		tenths/10, tenths%10, eta, p.stopMeta())
 	p.shown = true
 }
 
@@ -296,8 +293,24 @@ func (p *progress) clear() {
 	if !p.shown {
 		return
 	}
-	fmt.Fprintf(p.out, "%s\r", strings.Repeat(" ", barCols-1))
+	fmt.Fprintf(p.out, "%s%s\r%s", p.startMeta(), strings.Repeat(" ", barCols-1), p.stopMeta())
 	p.shown = false
+}
+
+// startMeta and stopMeta are the log markers around the bar's output
+// (empty on an interactive terminal).
+func (p *progress) startMeta() string {
+	if p.meta {
+		return "\001"
+	}
+	return ""
+}
+
+func (p *progress) stopMeta() string {
+	if p.meta {
+		return "\002"
+	}
+	return ""
 }
 
 // progressWriter is stdout for the check: it clears the bar before each

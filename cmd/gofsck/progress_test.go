@@ -261,8 +261,8 @@ func TestProgressFdSameLinesAsE2fsck(t *testing.T) {
 }
 
 // TestProgressBar: -C 0 draws the bar on stdout, ends at 100%, and taking
-// the bar out (each line's text up to its last \r) leaves the transcript
-// without -C.
+// the bar out (what is between the \001 and \002 markers) leaves the
+// transcript without -C.
 func TestProgressBar(t *testing.T) {
 	t.Parallel() // independent of the others; runs beside them on the second CPU
 	img := progressImage(t)
@@ -273,19 +273,31 @@ func TestProgressBar(t *testing.T) {
 			if code != plainCode {
 				t.Errorf("exit %d, want %d", code, plainCode)
 			}
+			// stdout is not a terminal: everything the bar writes is
+			// between \001 and \002 (TestProgressBarLogMarkers).
 			var bars []string
-			lines := strings.Split(out, "\n")
-			for i, l := range lines {
-				if j := strings.LastIndexByte(l, '\r'); j >= 0 {
-					for _, seg := range strings.Split(l[:j], "\r") {
-						if strings.TrimSpace(seg) != "" {
-							bars = append(bars, seg)
-						}
-					}
-					lines[i] = l[j+1:]
+			var rest strings.Builder
+			for s := out; ; {
+				i := strings.IndexByte(s, '\001')
+				if i < 0 {
+					rest.WriteString(s)
+					break
 				}
+				j := strings.IndexByte(s[i:], '\002')
+				if j < 0 {
+					t.Fatalf("unterminated bar in %q", s[i:])
+				}
+				rest.WriteString(s[:i])
+				seg := s[i+1 : i+j]
+				if !strings.HasSuffix(seg, "\r") {
+					t.Errorf("bar output %q does not end with \\r", seg)
+				}
+				if seg = strings.TrimSuffix(seg, "\r"); strings.TrimSpace(seg) != "" {
+					bars = append(bars, seg)
+				}
+				s = s[i+j+1:]
 			}
-			if got := strings.Join(lines, "\n"); got != plain {
+			if got := rest.String(); got != plain {
 				t.Errorf("transcript without the bar:\n%q\nwant:\n%q", got, plain)
 			}
 			if len(bars) == 0 || !strings.Contains(bars[len(bars)-1], "| 100.0%") {
@@ -380,10 +392,79 @@ func TestProgressTick(t *testing.T) {
 	p.Update(5, 2, 2)
 	io.WriteString(w, "done\n")
 	p.stop()
-	bars := strings.Count(out.String(), "dev: |")
-	if !strings.HasPrefix(out.String(), "Fix? no\ndev: |") || bars != 2 ||
+	// Not a terminal: the bar's output is between log markers.
+	bars := strings.Count(out.String(), "\001dev: |")
+	if !strings.HasPrefix(out.String(), "Fix? no\n\001dev: |") || bars != 2 ||
 		!strings.Contains(out.String(), " 80.0% ETA ") || !strings.Contains(out.String(), "100.0%") ||
-		!strings.HasSuffix(out.String(), "\rdone\n") {
+		!strings.HasSuffix(out.String(), "\r\002done\n") {
 		t.Errorf("bar output %q", out.String())
+	}
+}
+
+// TestProgressBarLogMarkers: when stdin and stdout are not both
+// terminals, e2fsck wraps everything the bar writes (drawing and
+// clearing) in \001 ... \002, which logsave -s leaves out of its log;
+// gofsck does the same, so that the log of `logsave -s log gofsck -C 0`
+// is e2fsck's log, and holds neither the bar nor a carriage return.
+func TestProgressBarLogMarkers(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	logsave, err := exec.LookPath("logsave")
+	if err != nil {
+		for _, d := range []string{"/usr/sbin", "/sbin"} {
+			if _, e := os.Stat(filepath.Join(d, "logsave")); e == nil {
+				logsave, err = filepath.Join(d, "logsave"), nil
+			}
+		}
+	}
+	if err != nil {
+		t.Fatal("logsave (e2fsprogs) is needed")
+	}
+	e2fsck, err := exec.LookPath("e2fsck")
+	if err != nil {
+		e2fsck = "/usr/sbin/e2fsck"
+	}
+	var env []string
+	for _, kv := range testfs.Env(t) {
+		if k, _, _ := strings.Cut(kv, "="); k != "E2FSPROGS_FAKE_TIME" && k != "E2FSCK_FORCE_INTERACTIVE" {
+			env = append(env, kv)
+		}
+	}
+	img := cleanImage(t)
+	dir := t.TempDir()
+	// body is the log without logsave's header and footer (command
+	// line and dates) and the version banner.
+	body := func(log string) string {
+		lines := strings.Split(log, "\n")
+		if len(lines) < 6 {
+			return log
+		}
+		return normalise(strings.Join(lines[3:len(lines)-3], "\n"))
+	}
+	var logs, outs [2]string
+	for i, prog := range []string{testfs.GofsckPath(t), e2fsck} {
+		log := filepath.Join(dir, fmt.Sprintf("log%d", i))
+		cmd := exec.Command(logsave, "-s", log, prog, "-fn", "-C", "0", img)
+		cmd.Env = env
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("logsave %s: %v\n%s", prog, err, out.String())
+		}
+		b, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs[i], outs[i] = body(string(b)), out.String()
+	}
+	if logs[0] != logs[1] {
+		t.Errorf("log of gofsck:\n%q\nlog of e2fsck:\n%q", logs[0], logs[1])
+	}
+	if strings.ContainsAny(logs[0], "\r\001\002|") {
+		t.Errorf("the bar is in gofsck's log:\n%q", logs[0])
+	}
+	for i, name := range []string{"gofsck", "e2fsck"} {
+		if !strings.Contains(outs[i], "\001"+img+": |") || !strings.Contains(outs[i], "\r\002") {
+			t.Errorf("%s's stdout has no marked bar:\n%q", name, outs[i])
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"gofsck/internal/blockdev"
@@ -40,9 +41,16 @@ type raPlan blockdev.ReadaheadPlan
 func (p raPlan) String() string {
 	s := fmt.Sprintf("%d reads of up to %dk in flight, %s (%s", p.Depth, p.MaxRead>>10, p.Mode, p.Source)
 	if p.Probe.One > 0 {
-		s += fmt.Sprintf(": one read %s, 8 at once %s each (median)", p.Probe.One.Round(time.Microsecond), p.Probe.Many.Round(time.Microsecond))
+		s += fmt.Sprintf(": one read %s, 8 at once %s each (median)", asciiDuration(p.Probe.One), asciiDuration(p.Probe.Many))
 	}
 	return s + ")"
+}
+
+// asciiDuration is d to the microsecond, spelt in ASCII ("19us", not Go's
+// "19µs"): e2fsck's -t output is ASCII, and so is the rest of gofsck's,
+// which logs and terminals in the C locale show as it is.
+func asciiDuration(d time.Duration) string {
+	return strings.Replace(d.Round(time.Microsecond).String(), "µs", "us", 1)
 }
 
 // done says what the read-ahead did: reads, megabytes and the average

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 // sampleImage is a small ext4 image damaged on purpose (see
@@ -29,6 +31,24 @@ func runSample(prog string, stdout, stderr io.Writer) int {
 		return 8
 	}
 	defer os.Remove(tmp.Name())
+	// The copy is removed however the run ends: Ctrl-C and SIGTERM end
+	// run, which returns; a reader that goes away (gofsck --sample |
+	// head) would kill the process with SIGPIPE at the next write, and a
+	// hangup kill it too, before the deferred removal. With SIGPIPE
+	// caught the writes fail with EPIPE instead and the run ends; a
+	// hangup removes the copy and is raised again.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGPIPE, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	go func() {
+		for sig := range sigs {
+			if sig == syscall.SIGHUP {
+				os.Remove(tmp.Name())
+				signal.Reset(syscall.SIGHUP)
+				syscall.Kill(os.Getpid(), syscall.SIGHUP)
+			}
+		}
+	}()
 	// The image is 4 MiB; limit the copy so a bad embed cannot fill the disk.
 	if _, err := io.Copy(tmp, io.LimitReader(zr, 64<<20)); err != nil {
 		tmp.Close()

@@ -24,8 +24,25 @@ type versionInfo struct {
 // String is the -V line without the program name.
 func (v versionInfo) String() string { return v.version + " (" + v.date + ")" }
 
+// stampedVersion and stampedDate, when set at link time, are the
+// version and date -V prints, whatever the build information says: a
+// distribution building from a release tarball (no git, so no VCS stamp)
+// names its version with
+//
+//	go build -ldflags "-X main.stampedVersion=0.1.0 -X main.stampedDate=5-Dec-2026" ./cmd/gofsck
+//
+// (scripts/build.sh does this from VERSION and DATE).
+var stampedVersion, stampedDate string
+
 // buildVersion reads the version stamped into the running binary.
 func buildVersion() versionInfo {
+	if stampedVersion != "" {
+		v := versionInfo{version: stampedVersion, date: stampedDate}
+		if v.date == "" {
+			v.date = unknownDate
+		}
+		return v
+	}
 	info, ok := debug.ReadBuildInfo()
 	return versionFrom(info, ok)
 }

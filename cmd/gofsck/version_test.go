@@ -94,6 +94,33 @@ func TestVersionStamped(t *testing.T) {
 	}
 }
 
+// TestVersionLdflags: a build without git (a release tarball) names its
+// version and date with -ldflags -X, as scripts/build.sh does from
+// VERSION and DATE; without them it says 0.1.0-dev (unknown date).
+func TestVersionLdflags(t *testing.T) {
+	t.Parallel()
+	root, err := testfs.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, c := range []struct{ ldflags, want string }{
+		{"-X main.stampedVersion=0.1.0 -X main.stampedDate=5-Dec-2026", "gofsck 0.1.0 (5-Dec-2026)\n"},
+		{"", "gofsck 0.1.0-dev (unknown date)\n"},
+	} {
+		bin := filepath.Join(dir, "gofsck")
+		build := exec.Command(goTool(t), "build", "-buildvcs=false", "-ldflags", c.ldflags, "-o", bin, "./cmd/gofsck")
+		build.Dir = root
+		build.Env = append(os.Environ(), "GOFLAGS=")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		if out, err := exec.Command(bin, "-V").CombinedOutput(); err != nil || string(out) != c.want {
+			t.Errorf("-ldflags %q: -V: %v, %q, want %q", c.ldflags, err, out, c.want)
+		}
+	}
+}
+
 // goTool is the go command that runs the tests.
 func goTool(t *testing.T) string {
 	p := filepath.Join(runtime.GOROOT(), "bin", "go")

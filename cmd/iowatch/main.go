@@ -38,7 +38,7 @@ const usageText = `Usage: %s [-s] [-o out.svg] [-t title] [-b bin_ms] [-d device
   -o file     SVG to write (default iowatch.svg)
   -t title    figure title
   -s          two runs side by side instead of overlaid
-  -b ms       width of the throughput and seek bins (default: 1/120 of the run)
+  -b ms       width of the throughput and seek bins (default: 1/60 of the run, at least 50 ms)
   -r command  run the command under strace and record its I/O on the device
   -d device   the device or image whose I/O is traced (-r, strace files)
   -w file     save the -r recording as an iotrace file
@@ -241,7 +241,7 @@ func Figure(traces []*iotrace.Trace, title string, side bool, bin time.Duration)
 		minOff = 0
 	}
 	if bin <= 0 {
-		bin = niceDuration(dur / 120)
+		bin = defaultBin(dur)
 	}
 	unit, unitName := float64(1<<20), "MiB"
 	if maxOff >= 4<<30 {
@@ -269,7 +269,7 @@ func Figure(traces []*iotrace.Trace, title string, side bool, bin time.Duration)
 	for i, t := range traces {
 		color := plot.Palette[i%len(plot.Palette)]
 		bytes, n := t.Totals()
-		name := fmt.Sprintf("%s (%d I/Os, %.0f MiB)", shortName(t.Name), n, float64(bytes)/(1<<20))
+		name := fmt.Sprintf("%s (%d I/Os, %s)", shortName(t.Name), n, sizeText(bytes))
 		s := series{
 			off:   plot.Series{Name: name, Kind: plot.Scatter, Color: color},
 			tput:  plot.Series{Name: shortName(t.Name), Kind: plot.Line, Color: color},
@@ -334,6 +334,28 @@ func shortName(s string) string {
 		return s[:45] + "..."
 	}
 	return s
+}
+
+// defaultBin is the width of the throughput and seek bins for a run of
+// dur: about 1/60 of the run, and never under 50 ms unless the run is
+// shorter than a second (then 1/20 of it). Bins of 1/120 of a run were
+// 10 ms for a one-second check, and a bin that short holds zero or one
+// burst of read-ahead, so the panels were a comb of spikes.
+func defaultBin(dur time.Duration) time.Duration {
+	return max(niceDuration(dur/60), min(50*time.Millisecond, niceDuration(dur/20)))
+}
+
+// sizeText is a byte count for the legend: KiB under 1 MiB, one decimal
+// under 10 MiB (1.3 MiB, which %.0f made "1 MiB"), whole MiB above.
+func sizeText(b int64) string {
+	switch m := float64(b) / (1 << 20); {
+	case b < 1<<20:
+		return fmt.Sprintf("%.0f KiB", float64(b)/(1<<10))
+	case m < 10:
+		return fmt.Sprintf("%.1f MiB", m)
+	default:
+		return fmt.Sprintf("%.0f MiB", m)
+	}
 }
 
 // niceDuration rounds d to 1, 2 or 5 times a power of ten (at least 1 µs).

@@ -87,7 +87,10 @@ func Open(path string, readOnly, exclusive bool) (*File, error) {
 	switch {
 	case mode.IsDir():
 		return nil, &OpenError{Path: path, Kind: "directory", Err: errors.New("is a directory")}
-	case mode.IsRegular(), mode&os.ModeDevice != 0 && mode&os.ModeCharDevice == 0:
+	case mode.IsRegular(), mode&os.ModeDevice != 0:
+		// Regular files and block devices; character devices too, read
+		// as files are, as libext2fs's unix_io reads them (/dev/null
+		// then ends in a short read, /dev/zero in a bad magic number).
 	default:
 		return nil, &OpenError{Path: path, Kind: "type", Err: errors.New("not a regular file or block device")}
 	}
@@ -95,7 +98,8 @@ func Open(path string, readOnly, exclusive bool) (*File, error) {
 	if readOnly {
 		flag = os.O_RDONLY
 	}
-	if exclusive && mode&os.ModeDevice != 0 {
+	isBlock := mode&os.ModeDevice != 0 && mode&os.ModeCharDevice == 0
+	if exclusive && isBlock {
 		flag |= os.O_EXCL
 	}
 	f, err := os.OpenFile(path, flag, 0)
@@ -109,14 +113,37 @@ func Open(path string, readOnly, exclusive bool) (*File, error) {
 		}
 		return nil, &OpenError{Path: path, Kind: kind, Err: err}
 	}
+	if !readOnly && isBlock && deviceReadOnly(f) {
+		// A read-only block device (losetup -r, a write-protected
+		// disk) opens for writing and fails only at the first write:
+		// refuse it now, with the EPERM libext2fs's unix_open returns
+		// after its BLKROGET check, so that no fix is announced that
+		// cannot be made.
+		f.Close()
+		return nil, &OpenError{Path: path, Kind: "permission", Err: &os.PathError{Op: "open", Path: path, Err: syscall.EPERM}}
+	}
 	d := &File{f: f, readOnly: readOnly}
 	if mode.IsRegular() {
 		d.size = fi.Size()
+	} else if mode&os.ModeCharDevice != 0 {
+		// No size to ask for: reads say where it ends.
+		d.size = 0
 	} else if d.size, err = blockDeviceSize(f); err != nil {
 		f.Close()
 		return nil, &OpenError{Path: path, Kind: "io", Err: fmt.Errorf("size query: %w", err)}
 	}
 	return d, nil
+}
+
+// blkROGet is the BLKROGET ioctl request number.
+const blkROGet = 0x125e
+
+// deviceReadOnly reports whether the kernel says the block device f is
+// read-only (an ioctl that fails says it is not).
+func deviceReadOnly(f *os.File) bool {
+	var ro int32
+	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), blkROGet, uintptr(unsafe.Pointer(&ro)))
+	return e == 0 && ro != 0
 }
 
 // blkGetSize64 is the BLKGETSIZE64 ioctl request number.

@@ -26,6 +26,7 @@ package iotrace
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -123,6 +124,23 @@ var ErrFormat = errors.New("iotrace: unrecognised trace format")
 // maxLine bounds one input line.
 const maxLine = 1 << 16
 
+// scanError is a bufio.Scanner's error in words a user can act on: a
+// line longer than any trace has (a binary file, a disk image given by
+// mistake) is not a trace at all, ErrFormat.
+func scanError(err error, line int) error {
+	if errors.Is(err, bufio.ErrTooLong) {
+		if line > 0 {
+			return fmt.Errorf("%w (line %d is longer than %d bytes)", ErrFormat, line, maxLine)
+		}
+		return fmt.Errorf("%w (a line is longer than %d bytes)", ErrFormat, maxLine)
+	}
+	return err
+}
+
+// isBinary reports whether the start of a file holds a NUL byte, which
+// no text trace has.
+func isBinary(head []byte) bool { return bytes.IndexByte(head, 0) >= 0 }
+
 // Read parses an iotrace file.
 func Read(r io.Reader) (*Trace, error) {
 	sc := bufio.NewScanner(r)
@@ -168,7 +186,7 @@ func Read(r io.Reader) (*Trace, error) {
 			Op: blockdev.Op(f[2][0]), Off: off, Len: int32(n)})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("iotrace: %w", err)
+		return nil, scanError(err, line+1)
 	}
 	if line == 0 {
 		return nil, ErrFormat
@@ -185,9 +203,12 @@ func Load(path string) (*Trace, error) {
 	}
 	defer f.Close()
 	br := bufio.NewReader(f)
-	head, _ := br.Peek(11)
+	head, _ := br.Peek(512)
+	if isBinary(head) {
+		return nil, fmt.Errorf("%s: %w", path, ErrFormat)
+	}
 	var t *Trace
-	if string(head) == "# iotrace 1" {
+	if len(head) >= 11 && string(head[:11]) == "# iotrace 1" {
 		t, err = Read(br)
 	} else {
 		t, err = ParseBlkparse(br)
@@ -244,7 +265,7 @@ func ParseBlkparse(r io.Reader) (*Trace, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("iotrace: blkparse: %w", err)
+		return nil, scanError(err, 0)
 	}
 	ev := d
 	if len(ev) == 0 {

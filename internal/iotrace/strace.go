@@ -79,7 +79,7 @@ func ParseStrace(r io.Reader, device string) (*Trace, error) {
 		ev = append(ev, e)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("iotrace: strace: %w", err)
+		return nil, scanError(err, 0)
 	}
 	if len(ev) == 0 {
 		return nil, fmt.Errorf("%w: no pread64/pwrite64 calls on %s", ErrFormat, device)

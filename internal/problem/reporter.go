@@ -163,7 +163,9 @@ type Status struct {
 type Reporter struct {
 	out  io.Writer
 	opts Options
-	in   *bufio.Reader
+	// haltCode is the problem that halted preen mode (HaltCode).
+	haltCode Code
+	in       *bufio.Reader
 	// defs is the catalogue with Options.Settings applied (the shared one
 	// without settings); max the per-code MaxCount then (nil without).
 	defs *[len(all)]Def
@@ -205,6 +207,10 @@ func (r *Reporter) Status() Status { return r.status }
 
 // Aborted reports whether a fatal problem stopped the run.
 func (r *Reporter) Aborted() bool { return r.status.Aborted }
+
+// HaltCode is the problem that halted preen mode; zero when there was no
+// halt or it came from outside the problem table (PreenHalt).
+func (r *Reporter) HaltCode() Code { return r.haltCode }
 
 // Halted reports whether preen mode stopped the run.
 func (r *Reporter) Halted() bool { return r.status.Halted }
@@ -502,6 +508,7 @@ func (r *Reporter) fix(p Problem) int {
 		if observe && msg != "" {
 			r.opts.Observe(Report{Problem: p, Message: msg, Asked: true, Path: path})
 		}
+		r.haltCode = p.Code
 		r.preenHalt()
 		return 0
 	}
