@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -58,23 +57,26 @@ func main() {
 type options struct {
 	// memWatch ends the run when memory passes the budget (memlimit.go);
 	// a repair disarms it before writing.
-	memWatch  *memoryWatch
-	prog      string
-	device    string
-	force     bool
-	mode      problem.Mode
-	modeCount int
-	preen     bool
-	verbose   int
-	timing    int
-	superblk  uint64
-	blockSize int
-	extended  []string
-	journal   string
-	name      string
-	undoFile  string // -z: keep the old contents of every overwritten block here
-	ext       extendedOptions
-	report    *jsonReport // -E json=FILE; nil without it
+	memWatch *memoryWatch
+	// syncSignals makes every SIGINT or SIGTERM delivered so far cancel
+	// the run's context (interrupt.go); nil outside run.
+	syncSignals func()
+	prog        string
+	device      string
+	force       bool
+	mode        problem.Mode
+	modeCount   int
+	preen       bool
+	verbose     int
+	timing      int
+	superblk    uint64
+	blockSize   int
+	extended    []string
+	journal     string
+	name        string
+	undoFile    string // -z: keep the old contents of every overwritten block here
+	ext         extendedOptions
+	report      *jsonReport // -E json=FILE; nil without it
 	// progressFd is -C's descriptor (0: a bar on stdout); progressOn is
 	// true when reporting starts on (-C given with fd >= 0).
 	progressFd int
@@ -271,8 +273,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !o.preen {
 		fmt.Fprintf(stderr, "gofsck %s\n", buildVersion())
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	in := newInterrupts() // interrupt.go
+	defer in.stop()
+	ctx := in.ctx
+	o.syncSignals = in.sync
 	o.tty = bufio.NewReaderSize(ttyReader{ctx, os.Stdin}, 16) // tty.go
 	switch verdict, answers := checkMount(o, stdout, stderr); verdict {
 	case mountAbort:
@@ -661,7 +665,7 @@ restart:
 	if ov != nil {
 		ropt.CanFix = check.CanFix
 	}
-	copt := check.Options{ReadOnly: ov == nil, Now: time.Unix(o.clock.now, 0), TimeInsane: o.clock.insane(), ExternalJournal: jx.pathOr(o.journal), JournalDev: jx.journalDevice(), JournalHint: jx.journalHint(), Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch, NoOptimizeExtents: o.ext.noOptimizeExtents, ConvertBmap: o.ext.bmap2extent, FixesOnly: o.ext.fixesOnly, NoSpeculation: o.ext.noSpeculation,
+	copt := check.Options{ReadOnly: ov == nil, Now: time.Unix(o.clock.now, 0), TimeInsane: o.clock.insane(), ExternalJournal: jx.pathOr(o.journal), JournalDev: jx.journalDevice(), JournalHint: jx.journalHint(), SyncSignals: o.syncSignals, Workers: o.ext.threads, PrefetchUnits: o.ext.prefetch, NoOptimizeExtents: o.ext.noOptimizeExtents, ConvertBmap: o.ext.bmap2extent, FixesOnly: o.ext.fixesOnly, NoSpeculation: o.ext.noSpeculation,
 		// The test_fs flag is cleared only by a writable run, when
 		// e2fsck.conf allows and the kernel has ext4.
 		Ext4Available:     ov != nil && !o.conf.keepTestFS && kernelHasExt4(),

@@ -118,6 +118,12 @@ func (c *Checker) out() LibOutput { return libOutput(c.sink) }
 type Options struct {
 	// Now is the time used for time-based checks (e2fsck's ctx->now).
 	Now time.Time
+	// SyncSignals, when set, is called before Run consults its context
+	// between passes and after the last one: it returns once every
+	// interrupt the process has received has cancelled that context, as
+	// e2fsck's handler sets its cancel flag at once (a check that races
+	// to its end must not finish past a Ctrl-C).
+	SyncSignals func()
 	// TimeInsane is e2fsck's E2F_FLAG_TIME_INSANE: Now is the system
 	// clock and before 2010, so no superblock time is compared with it.
 	// (e2fsck takes a time given by E2FSCK_TIME as it is, whatever it is.)
@@ -512,7 +518,7 @@ func (c *Checker) Run(ctx context.Context) error {
 		{"Pass 5", problem.PR_5_PASS_HEADER, c.pass5},
 	}
 	for i, s := range steps {
-		if err := ctx.Err(); err != nil {
+		if err := c.interrupted(ctx); err != nil {
 			return err
 		}
 		c.sink.Header(s.header)
@@ -534,6 +540,10 @@ func (c *Checker) Run(ctx context.Context) error {
 		}
 		c.progressDone(i + 1)
 	}
+	// e2fsck_run reads the cancel flag after the last pass too.
+	if err := c.interrupted(ctx); err != nil {
+		return err
+	}
 	c.endOfRun()
 	if c.endFatal {
 		return ErrFatal
@@ -543,6 +553,15 @@ func (c *Checker) Run(ctx context.Context) error {
 	}
 	c.summarise()
 	return nil
+}
+
+// interrupted is ctx.Err() once the signals delivered so far have
+// reached ctx (Options.SyncSignals).
+func (c *Checker) interrupted(ctx context.Context) error {
+	if c.opt.SyncSignals != nil {
+		c.opt.SyncSignals()
+	}
+	return ctx.Err()
 }
 
 // fix reports p and returns the answer.
