@@ -156,12 +156,6 @@ func (c *Checker) releaseInodeBlocks(ino uint32, n ondisk.Inode, d *diskBitmaps,
 		r.truncating = true
 		r.truncBlock = int64((n.Size() + bs - 1) / bs)
 		r.truncOff = uint64(uint32(n.Size())) % bs
-		if f.ClusterBits != 0 {
-			// The library's unmapping of blocks inside a cluster
-			// that stays mapped differs (pass 5 then finds other
-			// clusters): not done yet.
-			return errOrphanUnsupported
-		}
 	}
 	if err := r.walk(ino, n); err != nil {
 		return err
