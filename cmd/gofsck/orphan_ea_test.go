@@ -143,3 +143,36 @@ func TestOrphanBrokenMapMatchesE2fsck(t *testing.T) {
 		})
 	}
 }
+
+// TestOrphanQuotaInitFailureStops: with a quota file that does not open
+// (its header zeroed), e2fsck's e2fsck_read_all_quotas fails before the
+// orphan list is touched and PR_0_QUOTA_INIT_CTX is fatal: e2fsck exits 8
+// having written nothing. gofsck stops there too (exit 8, the image
+// untouched), reporting the fix as not made (docs/repair.md).
+func TestOrphanQuotaInitFailureStops(t *testing.T) {
+	testfs.RequireE2fsprogs(t)
+	fixClock(t)
+	img := testfs.MkImage(t, testfs.Spec{FSType: "ext4", Size: 16 << 20, Features: "quota"})
+	testfs.Debugfs(t, img, "write "+hostFile(t, 100000)+" f")
+	ino := testfs.Ino(t, img, "/f")
+	testfs.Debugfs(t, img, "unlink f", fmt.Sprintf("sif <%d> links_count 0", ino), fmt.Sprintf("ssv last_orphan %d", ino))
+	bs := int64(testfs.BlockSize(t, img))
+	out := testfs.DebugfsRO(t, img, "bmap <3> 0")
+	var blk int64
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if _, err := fmt.Sscan(lines[len(lines)-1], &blk); err != nil || blk == 0 {
+		t.Fatalf("no user quota block: %q", out)
+	}
+	testfs.WriteAt(t, img, blk*bs, make([]byte, bs))
+	orig := testfs.CopyImage(t, img)
+	gimg, eimg := testfs.CopyImage(t, img), testfs.CopyImage(t, img)
+	gout, gcode, eout, ecode := checkPair(t, gimg, eimg, "-fy")
+	if ecode != 8 || gcode != 8 {
+		t.Fatalf("exit %d vs e2fsck %d, want 8:\n--- e2fsck\n%s--- gofsck\n%s", gcode, ecode, eout, gout)
+	}
+	if !strings.Contains(eout, "Error initializing quota context") || !strings.Contains(gout, "PR_0_QUOTA_INIT_CTX") {
+		t.Errorf("unexpected transcripts:\n--- e2fsck\n%s--- gofsck\n%s", eout, gout)
+	}
+	compareImages(t, "e2fsck", eimg, orig)
+	compareImages(t, "gofsck", gimg, orig)
+}
