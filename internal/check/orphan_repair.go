@@ -19,9 +19,10 @@ import (
 // are read first and rewritten at the end (quota_orphan.go).
 //
 // Not implemented (the run stops as for an unimplemented fix, writing
-// nothing): truncating a file on a bigalloc filesystem, and mapping
-// blocks the library's iterator fails on (a broken indirect block, an
-// extent root that does not verify).
+// nothing): an orphan inode or block that cannot be read (e2fsck's read
+// error handler would prompt), an orphan file whose own inode or block
+// map cannot be read, and a list longer than the inode count (which
+// e2fsck would follow forever).
 
 // unsupported stops the run at code, as the CanFix guard does for a
 // prompted problem.
@@ -156,12 +157,6 @@ func (c *Checker) releaseInodeBlocks(ino uint32, n ondisk.Inode, d *diskBitmaps,
 		r.truncating = true
 		r.truncBlock = int64((n.Size() + bs - 1) / bs)
 		r.truncOff = uint64(uint32(n.Size())) % bs
-		if f.ClusterBits != 0 {
-			// The library's unmapping of blocks inside a cluster
-			// that stays mapped differs (pass 5 then finds other
-			// clusters): not done yet.
-			return errOrphanUnsupported
-		}
 	}
 	if err := r.walk(ino, n); err != nil {
 		return err
@@ -229,13 +224,13 @@ func (o repairIO) WriteBlock(blk uint64, data []byte) { o.c.writeBlock(blk, data
 // node for a cut (the new block allocated from the on-disk bitmap, as the
 // library allocates before e2fsck's pass 1). A map the iterator cannot
 // follow (EXT2_ET_BAD_IND_BLOCK and the like, an extent root that does
-// not verify) ends the release as unsupported.
+// not verify) is passed over as the library passes over it: an extent
+// root that does not open maps nothing; an iterator error (a broken
+// indirect block) is printed as e2fsck's com_err prints it and ends the
+// orphan processing.
 func (r *orphanRelease) walk(ino uint32, n ondisk.Inode) error {
 	c := r.c
 	f := c.fs
-	if n.Flags()&ondisk.FlagExtents != 0 && ondisk.ExtentHeader(n.IBlock()).Verify() != nil {
-		return errOrphanUnsupported
-	}
 	it := &ext2fs.BlockIter{FS: f, IO: repairIO{c},
 		Flags: ext2fs.BlockFlagDepthTraverse | ext2fs.BlockFlagStopOnError}
 	fsys := &ext2fs.Filsys{FS: f, IO: libIO{c}, Alloc: ext2fs.AllocFuncs{
@@ -246,7 +241,7 @@ func (r *orphanRelease) walk(ino uint32, n ondisk.Inode) error {
 			}
 		},
 	}}
-	_, err := it.IterateInode(fsys, ino, n, func(blk *uint64, cnt int64, _ uint64, _ int) int {
+	changed, err := it.IterateInode(fsys, ino, n, func(blk *uint64, cnt int64, _ uint64, _ int) int {
 		nb, changed := r.block(*blk, cnt)
 		ret := 0
 		if changed {
@@ -259,9 +254,15 @@ func (r *orphanRelease) walk(ino uint32, n ondisk.Inode) error {
 		return ret
 	})
 	if err != nil && r.err == nil && !r.abort {
-		// com_err's "while calling ext2fs_block_iterate" is not
-		// reproduced.
-		return errOrphanUnsupported
+		// The blocks released before the error stay released, and
+		// the pointers cleared so far are written (the iterator's
+		// abort_exit writes a changed block map); the orphan
+		// processing then ends.
+		if changed {
+			c.writeInode(ino, n)
+		}
+		c.out().Diagnostic(fmt.Sprintf("release_inode_blocks: %v while calling ext2fs_block_iterate for inode %d\n", err, ino))
+		return err
 	}
 	return nil
 }

@@ -166,11 +166,21 @@ func subIBlocks(n ondisk.Inode, sectors uint32) {
 var ErrRestart = errors.New("check: restart from the beginning")
 
 // FlushForRestart writes what e2fsck's closing of the filesystem writes
-// before a restart: the superblock (its write time set) and the group
-// descriptors when a fix changed them in memory.
+// before a restart: the bitmaps when the run changed them on disk (an
+// orphan release, an early allocation: the library's dirty bitmaps), then
+// the superblock (its write time set) and the group descriptors when a
+// fix changed them in memory. The check after the restart reads them.
 func (c *Checker) FlushForRestart() error {
 	if !c.repairing() {
 		return nil
+	}
+	c.repair.mu.Lock()
+	blocks, inodes := len(c.repair.blockEdits) != 0, len(c.repair.inodeEdits) != 0
+	c.repair.mu.Unlock()
+	if blocks || inodes {
+		d := c.loadBitmaps()
+		c.applyOrphanEdits(d)
+		c.writeDirtyBitmaps(d, blocks, inodes)
 	}
 	if !bytes.Equal(c.fs.SB, c.repair.origSB) || !c.repair.origGDT.matches(c.fs.GDT()) || c.superDirtyQuietly() {
 		c.sb.SetWtime(uint32(c.opt.Now.Unix()))

@@ -337,6 +337,13 @@ func (c *Checker) writeBitmaps(d *diskBitmaps) { c.writeGroupBitmaps(d, true) }
 // writeGroupBitmaps is writeBitmaps, writing the inode bitmaps only when
 // inodes is set.
 func (c *Checker) writeGroupBitmaps(d *diskBitmaps, inodes bool) {
+	c.writeDirtyBitmaps(d, true, inodes)
+}
+
+// writeDirtyBitmaps is writeBitmaps for the bitmaps the library marked
+// dirty: the block bitmaps when blocks is set, the inode bitmaps when
+// inodes is.
+func (c *Checker) writeDirtyBitmaps(d *diskBitmaps, blocks, inodes bool) {
 	f := c.fs
 	cpg := uint64(c.sb.ClustersPerGroup())
 	ipg := uint64(f.InodesPerGroup)
@@ -345,7 +352,7 @@ func (c *Checker) writeGroupBitmaps(d *diskBitmaps, inodes bool) {
 	buf := make([]byte, f.BlockSize)
 	for g := uint32(0); g < f.Groups; g++ {
 		gd := f.Group(g)
-		if b := gd.BlockBitmap(); b != 0 && b < f.BlocksCount && !(f.GdtCsum && gd.Flags()&ondisk.BgBlockUninit != 0) {
+		if b := gd.BlockBitmap(); blocks && b != 0 && b < f.BlocksCount && !(f.GdtCsum && gd.Flags()&ondisk.BgBlockUninit != 0) {
 			base := first + uint64(g)*cpg
 			fillBitmap(buf, d.blocks, base, cpg, last+1-base)
 			if f.MetadataCsum {
