@@ -78,7 +78,18 @@ func runOnPTYEnv(t *testing.T, prog string, answers string, env []string, args .
 		slave.Close()
 		t.Fatal(err)
 	}
-	slave.Close()
+	// The slave stays open here until the end: once the last program
+	// holding it exits, a read of the master may fail with EIO before the
+	// terminal has passed on the program's last output. After the program
+	// exits, a marker written here follows that output through the
+	// terminal; what the master shows up to the marker is all of it.
+	defer slave.Close()
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
 
 	var mu sync.Mutex
 	var shown bytes.Buffer
@@ -101,8 +112,10 @@ func runOnPTYEnv(t *testing.T, prog string, answers string, env []string, args .
 	deadline := time.Now().Add(testfs.WallBackstop(0)) // catches a hang only
 	for {
 		select {
-		case <-done:
+		case <-exited:
 			goto finished
+		case <-done:
+			t.Fatalf("reading the terminal failed while %s ran; screen:\n%s", prog, shown.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
@@ -124,15 +137,31 @@ func runOnPTYEnv(t *testing.T, prog string, answers string, env []string, args .
 		}
 	}
 finished:
-	err := cmd.Wait()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
+	const marker = "\x00end of the program's output\x00"
+	if _, err := slave.Write([]byte(marker)); err != nil {
 		t.Fatal(err)
 	}
-	return strings.ReplaceAll(shown.String(), "\r\n", "\n"), code, answers
+	var screen string
+	for backstop := time.Now().Add(testfs.WallBackstop(0)); ; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		screen = shown.String()
+		mu.Unlock()
+		if i := strings.Index(screen, marker); i >= 0 {
+			screen = screen[:i]
+			break
+		}
+		if time.Now().After(backstop) {
+			t.Fatalf("the terminal did not pass on the marker; screen:\n%s", screen)
+		}
+	}
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(waitErr, &ee) {
+		code = ee.ExitCode()
+	} else if waitErr != nil {
+		t.Fatal(waitErr)
+	}
+	return strings.ReplaceAll(screen, "\r\n", "\n"), code, answers
 }
 
 // TestInteractiveOnTerminal runs gofsck and e2fsck without -n, -y or -p on
