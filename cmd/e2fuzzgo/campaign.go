@@ -549,4 +549,3 @@ func contains(s []string, x string) bool {
 	}
 	return false
 }
-
