@@ -13,7 +13,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"gofsck/internal/blockdev"
 	"gofsck/internal/freefrag"
@@ -147,16 +146,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 func errText(err error) string {
 	var oe *blockdev.OpenError
 	if errors.As(err, &oe) {
-		switch oe.Kind {
-		case "missing":
-			return "No such file or directory"
-		case "permission":
-			if errors.Is(oe.Err, syscall.EPERM) {
-				return "Operation not permitted"
-			}
-			return "Permission denied"
-		case "directory":
-			return "Is a directory"
+		if text, ok := oe.ComErr(); ok {
+			return text
 		}
 		return oe.Err.Error()
 	}

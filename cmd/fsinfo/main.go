@@ -209,16 +209,8 @@ func (readOnlyIO) WriteInode(uint32, ondisk.Inode)          { panic("fsinfo: wri
 func errText(err error) string {
 	var oe *blockdev.OpenError
 	if errors.As(err, &oe) {
-		switch oe.Kind {
-		case "missing":
-			return "No such file or directory"
-		case "directory":
-			return "Is a directory"
-		case "permission":
-			if errors.Is(oe.Err, syscall.EPERM) {
-				return "Operation not permitted"
-			}
-			return "Permission denied"
+		if text, ok := oe.ComErr(); ok {
+			return text
 		}
 	}
 	switch {

@@ -69,6 +69,25 @@ type OpenError struct {
 func (e *OpenError) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *OpenError) Unwrap() error { return e.Err }
 
+// ComErr is com_err's wording for the failures the e2fsprogs tools name
+// themselves ("No such file or directory", "Is a directory", "Operation
+// not permitted" for EPERM, "Permission denied"); ok is false for the
+// other kinds.
+func (e *OpenError) ComErr() (text string, ok bool) {
+	switch e.Kind {
+	case "missing":
+		return "No such file or directory", true
+	case "directory":
+		return "Is a directory", true
+	case "permission":
+		if errors.Is(e.Err, syscall.EPERM) {
+			return "Operation not permitted", true
+		}
+		return "Permission denied", true
+	}
+	return "", false
+}
+
 // Open opens path for reading (and writing unless readOnly). exclusive adds
 // O_EXCL, which for a block device fails while it is mounted.
 func Open(path string, readOnly, exclusive bool) (*File, error) {
