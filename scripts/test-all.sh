@@ -9,7 +9,9 @@
 # The long tier (-tags long; internal/testfs/long.go) compiles in every
 # differential case, the whole e2fsprogs corpus and random-mutation runs,
 # the big sparse volumes and the other tests that cost minutes each; the
-# default tier checks a fixed, representative sample of each. The race
+# default tier checks a fixed, representative sample of each (with
+# GOFSCK_TEST_SAMPLE_DONE=1, after the default tier has run, the long tier
+# runs only the cases outside that sample). The race
 # detector runs on the packages whose goroutines share state, and on the
 # command's tests that drive the parallel engine in every mode.
 set -euo pipefail
