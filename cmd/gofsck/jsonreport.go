@@ -182,12 +182,13 @@ func (o passObserver) PassEnd(name string) {
 		o.next.PassEnd(name)
 	}
 	o.r.passes = append(o.r.passes, jsonPass{
-		Name:        name,
-		RealSeconds: now.wall.Sub(o.r.pass.wall).Seconds(),
-		UserSeconds: (now.user - o.r.pass.user).Seconds(),
-		SysSeconds:  (now.sys - o.r.pass.sys).Seconds(),
-		ReadBytes:   now.read - o.r.pass.read,
-		WriteBytes:  now.wrtn - o.r.pass.wrtn,
+		Name:          name,
+		RealSeconds:   now.wall.Sub(o.r.pass.wall).Seconds(),
+		UserSeconds:   (now.user - o.r.pass.user).Seconds(),
+		SysSeconds:    (now.sys - o.r.pass.sys).Seconds(),
+		SerialSeconds: (now.serial - o.r.pass.serial).Seconds(),
+		ReadBytes:     now.read - o.r.pass.read,
+		WriteBytes:    now.wrtn - o.r.pass.wrtn,
 	})
 }
 
@@ -403,8 +404,11 @@ type (
 		RealSeconds float64 `json:"real_seconds"`
 		UserSeconds float64 `json:"user_seconds"`
 		SysSeconds  float64 `json:"sys_seconds"`
-		ReadBytes   uint64  `json:"read_bytes"`
-		WriteBytes  uint64  `json:"write_bytes"`
+		// SerialSeconds is the CPU time of the goroutine that runs the
+		// check (locked to its thread): the pass's serial part.
+		SerialSeconds float64 `json:"serial_seconds"`
+		ReadBytes     uint64  `json:"read_bytes"`
+		WriteBytes    uint64  `json:"write_bytes"`
 	}
 	jsonSummary struct {
 		Line                 string      `json:"line"`

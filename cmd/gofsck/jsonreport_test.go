@@ -62,12 +62,13 @@ type (
 		AnswerText string  `json:"answer_text"`
 	}
 	reportPass struct {
-		Name        string  `json:"name"`
-		RealSeconds float64 `json:"real_seconds"`
-		UserSeconds float64 `json:"user_seconds"`
-		SysSeconds  float64 `json:"sys_seconds"`
-		ReadBytes   uint64  `json:"read_bytes"`
-		WriteBytes  uint64  `json:"write_bytes"`
+		Name          string  `json:"name"`
+		RealSeconds   float64 `json:"real_seconds"`
+		UserSeconds   float64 `json:"user_seconds"`
+		SysSeconds    float64 `json:"sys_seconds"`
+		SerialSeconds float64 `json:"serial_seconds"`
+		ReadBytes     uint64  `json:"read_bytes"`
+		WriteBytes    uint64  `json:"write_bytes"`
 	}
 	reportSummary struct {
 		Line                 string            `json:"line"`
@@ -299,7 +300,7 @@ func TestJSONReportCorpus(t *testing.T) {
 				}
 			}
 			for _, p := range r.Passes {
-				if p.RealSeconds < 0 || p.UserSeconds < 0 || p.SysSeconds < 0 {
+				if p.RealSeconds < 0 || p.UserSeconds < 0 || p.SysSeconds < 0 || p.SerialSeconds < 0 {
 					t.Errorf("pass %+v", p)
 				}
 			}

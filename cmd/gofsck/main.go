@@ -294,6 +294,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		o.mode = problem.ModeInteractive
 	}
+	if o.timing > 1 || o.ext.json != "" {
+		// -t -t and the JSON report give each pass's serial CPU time.
+		defer lockCheckThread()() // timing.go
+	}
 	if o.ext.json != "" {
 		r, err := newJSONReport(o.ext.json, args, o.device)
 		if err != nil {

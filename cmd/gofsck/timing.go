@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"gofsck/internal/blockdev"
 	"gofsck/internal/check"
 )
@@ -14,18 +16,27 @@ import (
 // resources is a snapshot of time, CPU and I/O used, like e2fsck's
 // resource_track.
 type resources struct {
-	wall       time.Time
-	user, sys  time.Duration
+	wall      time.Time
+	user, sys time.Duration
+	// serial is the CPU time (user+sys) of the calling OS thread. Taken
+	// from the goroutine that runs the check while it is locked to its
+	// thread (lockCheckThread), the difference between two snapshots is
+	// the CPU the pass spent outside its workers: the serial part that
+	// more CPUs cannot shorten.
+	serial     time.Duration
 	read, wrtn uint64
 }
 
 func snapshot(dev blockdev.Device) resources {
 	var ru syscall.Rusage
+	var thread unix.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	unix.Getrusage(unix.RUSAGE_THREAD, &thread)
 	r := resources{
-		wall: time.Now(),
-		user: time.Duration(ru.Utime.Nano()),
-		sys:  time.Duration(ru.Stime.Nano()),
+		wall:   time.Now(),
+		user:   time.Duration(ru.Utime.Nano()),
+		sys:    time.Duration(ru.Stime.Nano()),
+		serial: time.Duration(thread.Utime.Nano() + thread.Stime.Nano()),
 	}
 	if dev != nil {
 		st := dev.Stats()
@@ -110,4 +121,37 @@ func (t *timer) report(label string, since resources, io bool) {
 		rate = float64(r+w) / mega / wall
 	}
 	fmt.Fprintf(t.out, "%sI/O read: %dMB, write: %dMB, rate: %.2fMB/s\n", label, (r+mega-1)/mega, (w+mega-1)/mega, rate)
+	if t.perPass {
+		cpu, serial := (now.user-since.user)+(now.sys-since.sys), now.serial-since.serial
+		fmt.Fprintf(t.out, "%sParallel: %s\n", label, parallelism(cpu, serial, now.wall.Sub(since.wall)))
+	}
+}
+
+// parallelism describes how much of a stretch of the check ran in
+// parallel (e2fsck prints no such line): the CPU time of all threads
+// over the wall time, and the serial part's CPU time (serial, the
+// check's own goroutine) with its share of the CPU. By Amdahl's law a
+// stretch can run at most cpu/serial times faster than on one CPU however
+// many are added.
+func parallelism(cpu, serial, wall time.Duration) string {
+	ratio, share := 0.0, 0.0
+	if wall > 0 {
+		ratio = cpu.Seconds() / wall.Seconds()
+	}
+	if cpu > 0 {
+		share = 100 * min(serial.Seconds()/cpu.Seconds(), 1)
+	}
+	return fmt.Sprintf("cpu %.2f over real %.2f (%.2fx), serial cpu %.2f (%.0f%%)",
+		cpu.Seconds(), wall.Seconds(), ratio, serial.Seconds(), share)
+}
+
+// lockCheckThread locks the calling goroutine, the one that runs the
+// check, to its OS thread for the rest of the run, so that snapshot's
+// thread CPU time is the check's serial part. The check's own goroutine
+// replays the workers' results in order and runs passes 3 and 4; when it
+// waits for a worker the thread sleeps and its CPU time stands still.
+// It returns the function that unlocks.
+func lockCheckThread() func() {
+	runtime.LockOSThread()
+	return runtime.UnlockOSThread
 }
