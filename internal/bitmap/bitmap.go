@@ -239,6 +239,20 @@ func (b *Bitmap) word(k uint64) uint64 {
 	return p.runsWord(uint16(k & (pageWords - 1)))
 }
 
+// Word returns the aligned 64 bits 64k..64k+63 (bit j of the result is
+// bit 64k+j); bits at or past Len are zero. A loop that visits the set
+// bits of several maps together reads them a word at a time with it.
+func (b *Bitmap) Word(k uint64) uint64 {
+	if k >= (b.len+63)>>6 {
+		return 0
+	}
+	w := b.word(k)
+	if rem := b.len - k<<6; rem < 64 {
+		w &= 1<<rem - 1
+	}
+	return w
+}
+
 // Test reports whether bit i is set (false when out of range).
 func (b *Bitmap) Test(i uint64) bool {
 	if i >= b.len {

@@ -44,3 +44,30 @@ func TestExtractMatchesBits(t *testing.T) {
 		t.Fatalf("unaligned extract = %08b, want 00000111", dst[0])
 	}
 }
+
+// TestWordMatchesBits reads a map of every representation (absent, runs,
+// dense) a word at a time and wants Test's bits, and zeros past Len.
+func TestWordMatchesBits(t *testing.T) {
+	const n = 3*pageBits + 100
+	b := New(n)
+	b.SetRange(70, 3, nil)          // runs in page 0
+	b.SetRange(pageBits-5, 10, nil) // across pages 0 and 1
+	for i := uint64(2 * pageBits); i < 2*pageBits+5000; i += 3 {
+		b.Set(i) // page 2 goes dense
+	}
+	b.SetRange(n-40, 40, nil) // up to Len
+	for k := uint64(0); k < (n+63)/64+2; k++ {
+		var want uint64
+		for j := uint64(0); j < 64; j++ {
+			if b.Test(k*64 + j) {
+				want |= 1 << j
+			}
+		}
+		if got := b.Word(k); got != want {
+			t.Fatalf("Word(%d) = %#x, want %#x", k, got, want)
+		}
+	}
+	if b.DensePages() == 0 {
+		t.Fatal("no dense page: the test lost its dense case")
+	}
+}

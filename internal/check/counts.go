@@ -74,6 +74,11 @@ func (c *counts) Get(ino uint32) uint16 {
 	return c.over[ino]
 }
 
+// onesWord returns the aligned 64 inodes 64k..64k+63 whose count is 1, as
+// bits (bit j is inode 64k+j). Their bytes are zero (Set keeps them so),
+// so a set bit is the whole of the inode's count.
+func (c *counts) onesWord(k uint64) uint64 { return c.one.Word(k) }
+
 // Set stores ino's count.
 func (c *counts) Set(ino uint32, v uint16) {
 	if v == 1 {

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"math/bits"
 
 	"gofsck/internal/ondisk"
 	"gofsck/internal/problem"
@@ -21,99 +22,142 @@ func (c *Checker) pass4(ctx context.Context) error {
 	c.progress(4, 0, groups)
 	c.hintPass5Bitmaps()
 	next := ipg // last inode of the group being checked
-	// Only in-use inodes are checked (the map's absent pages are passed
-	// over whole), so the pass costs what is used, not s_inodes_count.
-	seen := 0
-	for ino := c.inodeUsed.NextSet(1); ino <= uint64(f.InodesCount); ino = c.inodeUsed.NextSet(ino + 1) {
-		i := uint32(ino)
+	progressTo := func(ino uint64) {
 		for ino > next && ipg > 0 {
 			c.progress(4, next/ipg, groups)
 			next += ipg
 		}
-		if seen++; seen&0xFFFF == 0 {
+	}
+	// Only in-use inodes are checked (the map's absent pages are passed
+	// over whole), so the pass costs what is used, not s_inodes_count.
+	// Within a word of 64 inodes, those whose link count and reference
+	// count are both 1 (nearly every file) have nothing to check: only
+	// the others are visited one by one. A fix can change the counts of
+	// later inodes (reconnecting to lost+found adds references), so the
+	// word is read again after each inode visited.
+	last := uint64(f.InodesCount)
+	seen := 0
+	for ino := c.inodeUsed.NextSet(1); ino <= last; {
+		k := ino >> 6
+		from := ino & 63 // the word's bits below from are done
+		used := c.inodeUsed.Word(k)
+		if seen += bits.OnesCount64(used >> from); seen >= 1<<16 {
+			seen = 0
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if (i == sb.PrjQuotaInum() && i != 0) || (i == sb.OrphanFileInum() && i != 0) || i == ondisk.BadBlocksIno || (i > ondisk.RootIno && i < f.FirstIno) {
-			continue
-		}
-		if !c.inodeUsed.Test(uint64(i)) || (c.inodeBB != nil && c.inodeBB.Test(uint64(i))) {
-			continue
-		}
-		linkCount := uint32(c.linkInfo.Get(i))
-		counted := uint32(c.refCount.Get(i))
-		if counted == 0 {
-			// check_ea_inode reads every inode nothing links to, with
-			// the library's checksum check, before anything else.
-			n, ok := w.readInodeChecked(i, "ext2fs_read_inode_full", "pass4: check_ea_inode")
-			if !ok {
-				return nil
+		for {
+			cand := c.inodeUsed.Word(k) &^ (c.linkInfo.onesWord(k) & c.refCount.onesWord(k)) >> from << from
+			if cand == 0 {
+				break
 			}
-			if n.Flags()&ondisk.FlagEAInode != 0 && c.eaInodeRefs[i] != 0 {
-				counted = 1
-				refs := n.EARefCount()
-				if refs != c.eaInodeRefs[i] && n.Ctime() != n.Atime() {
-					if c.fix(problem.Problem{Code: problem.PR_4_EA_INODE_REF_COUNT, Ino: i, Num: refs, Num2: c.eaInodeRefs[i], Inode: c.inodeInfo(n)}) && c.repairing() {
-						n.SetEARefCount(c.eaInodeRefs[i])
-						c.writeInode(i, n)
-					}
-				}
+			j := uint64(bits.TrailingZeros64(cand))
+			from = j + 1
+			if k<<6+j > last {
+				break
+			}
+			progressTo(k<<6 + j)
+			stop, err := c.pass4Inode(w, uint32(k<<6+j), &dirNlink)
+			if stop || err != nil {
+				return err
+			}
+			if from == 64 {
+				break
 			}
 		}
-		if counted == 0 {
-			if c.inodeBad.Test(uint64(i)) && w.processBadInode(0, i) {
-				if c.abort {
-					return nil
-				}
-				continue
-			}
-			if c.disconnectInode(w, i) {
-				continue
-			}
-			if c.abort || c.sink.Aborted() {
-				return nil
-			}
-			linkCount = uint32(c.linkInfo.Get(i))
-			counted = uint32(c.refCount.Get(i))
+		// The used inodes after the last one visited (a fix may have
+		// cleared some) move the progress on as a visit would.
+		if used = c.inodeUsed.Word(k); used != 0 {
+			progressTo(min(k<<6+uint64(63-bits.LeadingZeros64(used)), last))
 		}
-		isDir := c.inodeDir.Test(uint64(i))
-		if isDir && counted > linkMax {
-			if !dirNlink && c.fix(problem.Problem{Code: problem.PR_4_DIR_NLINK_FEATURE, Ino: i}) {
-				if c.repairing() {
-					sb.SetFeatureRoCompat(sb.FeatureRoCompat() | ondisk.RoCompatDirNlink)
-				}
-				dirNlink = true
-			}
+		ino = c.inodeUsed.NextSet((k + 1) << 6)
+	}
+	return nil
+}
+
+// pass4Inode checks in-use inode i's link count against the references
+// pass 2 counted (e2fsck's pass 4 loop body). stop ends the pass.
+func (c *Checker) pass4Inode(w *dirWorker, i uint32, dirNlink *bool) (stop bool, err error) {
+	f, sb := c.fs, c.sb
+	if (i == sb.PrjQuotaInum() && i != 0) || (i == sb.OrphanFileInum() && i != 0) || i == ondisk.BadBlocksIno || (i > ondisk.RootIno && i < f.FirstIno) {
+		return false, nil
+	}
+	if !c.inodeUsed.Test(uint64(i)) || (c.inodeBB != nil && c.inodeBB.Test(uint64(i))) {
+		return false, nil
+	}
+	linkCount := uint32(c.linkInfo.Get(i))
+	counted := uint32(c.refCount.Get(i))
+	if counted == 0 {
+		// check_ea_inode reads every inode nothing links to, with
+		// the library's checksum check, before anything else.
+		n, ok := w.readInodeChecked(i, "ext2fs_read_inode_full", "pass4: check_ea_inode")
+		if !ok {
+			return true, nil
+		}
+		if n.Flags()&ondisk.FlagEAInode != 0 && c.eaInodeRefs[i] != 0 {
 			counted = 1
-		}
-		if counted != linkCount {
-			n, ok := w.readInodeChecked(i, "ext2fs_read_inode_full", "pass4")
-			if !ok {
-				return nil
-			}
-			if linkCount != uint32(n.LinksCount()) && !isDir && n.LinksCount() <= linkMax {
-				c.fix(problem.Problem{Code: problem.PR_4_INCONSISTENT_COUNT, Ino: i, Num: uint64(linkCount), Inode: c.inodeInfo(n)})
-			}
-			p := problem.Problem{Code: problem.PR_4_BAD_REF_COUNT, Ino: i, Num: uint64(counted), Inode: c.inodeInfo(n)}
-			fixNlink := false
-			if isDir && counted > 1 && n.Flags()&ondisk.FlagIndex != 0 && linkCount == 1 {
-				// The count overflowed once and no longer does: fixed
-				// without being an error, and only when writing.
-				if c.repairing() {
-					p.Code = problem.PR_4_DIR_OVERFLOW_REF_COUNT
-					fixNlink = c.fix(p)
+			refs := n.EARefCount()
+			if refs != c.eaInodeRefs[i] && n.Ctime() != n.Atime() {
+				if c.fix(problem.Problem{Code: problem.PR_4_EA_INODE_REF_COUNT, Ino: i, Num: refs, Num2: c.eaInodeRefs[i], Inode: c.inodeInfo(n)}) && c.repairing() {
+					n.SetEARefCount(c.eaInodeRefs[i])
+					c.writeInode(i, n)
 				}
-			} else {
-				fixNlink = c.fix(p)
-			}
-			if fixNlink && c.repairing() {
-				n.SetLinksCount(uint16(counted))
-				c.writeInode(i, n)
 			}
 		}
 	}
-	return nil
+	if counted == 0 {
+		if c.inodeBad.Test(uint64(i)) && w.processBadInode(0, i) {
+			if c.abort {
+				return true, nil
+			}
+			return false, nil
+		}
+		if c.disconnectInode(w, i) {
+			return false, nil
+		}
+		if c.abort || c.sink.Aborted() {
+			return true, nil
+		}
+		linkCount = uint32(c.linkInfo.Get(i))
+		counted = uint32(c.refCount.Get(i))
+	}
+	isDir := c.inodeDir.Test(uint64(i))
+	if isDir && counted > linkMax {
+		if !*dirNlink && c.fix(problem.Problem{Code: problem.PR_4_DIR_NLINK_FEATURE, Ino: i}) {
+			if c.repairing() {
+				sb.SetFeatureRoCompat(sb.FeatureRoCompat() | ondisk.RoCompatDirNlink)
+			}
+			*dirNlink = true
+		}
+		counted = 1
+	}
+	if counted != linkCount {
+		n, ok := w.readInodeChecked(i, "ext2fs_read_inode_full", "pass4")
+		if !ok {
+			return true, nil
+		}
+		if linkCount != uint32(n.LinksCount()) && !isDir && n.LinksCount() <= linkMax {
+			c.fix(problem.Problem{Code: problem.PR_4_INCONSISTENT_COUNT, Ino: i, Num: uint64(linkCount), Inode: c.inodeInfo(n)})
+		}
+		p := problem.Problem{Code: problem.PR_4_BAD_REF_COUNT, Ino: i, Num: uint64(counted), Inode: c.inodeInfo(n)}
+		fixNlink := false
+		if isDir && counted > 1 && n.Flags()&ondisk.FlagIndex != 0 && linkCount == 1 {
+			// The count overflowed once and no longer does: fixed
+			// without being an error, and only when writing.
+			if c.repairing() {
+				p.Code = problem.PR_4_DIR_OVERFLOW_REF_COUNT
+				fixNlink = c.fix(p)
+			}
+		} else {
+			fixNlink = c.fix(p)
+		}
+		if fixNlink && c.repairing() {
+			n.SetLinksCount(uint16(counted))
+			c.writeInode(i, n)
+		}
+	}
+	return false, nil
 }
 
 // disconnectInode handles an in-use inode no directory refers to. It
