@@ -404,9 +404,15 @@ func (b *Bitmap) setInPage(pi, lo, hi uint64, dup func(uint64)) {
 
 // SetBytes sets the bits of [start, start+n) that are set in the first n
 // bits of src, a little-endian on-disk bitmap (bit k is bit k%8 of byte
-// k/8), one SetRange per run of set bits.
+// k/8). It goes page by page: where the page is dense, or the source
+// holds more runs than a run page keeps (a fragmented group's bitmap,
+// one run in two bits), the source's words are ORed into dense words;
+// elsewhere each run of set bits is one SetRange.
 func (b *Bitmap) SetBytes(start uint64, src []byte, n uint64) {
-	n = min(n, uint64(len(src))*8)
+	if start >= b.len {
+		return
+	}
+	n = min(n, uint64(len(src))*8, b.len-start)
 	word := func(k uint64) uint64 {
 		if k*8+8 <= uint64(len(src)) {
 			return binary.LittleEndian.Uint64(src[k*8:])
@@ -417,10 +423,85 @@ func (b *Bitmap) SetBytes(start uint64, src []byte, n uint64) {
 		}
 		return w
 	}
-	wordRuns(n, word, func(lo, hi uint64) bool {
-		b.SetRange(start+lo, hi-lo, nil)
-		return true
-	})
+	// bitsFrom returns the 64 source bits from bit off on, zero past n.
+	bitsFrom := func(off uint64) uint64 {
+		k, sh := off>>6, off&63
+		w := word(k) >> sh
+		if sh != 0 {
+			w |= word(k+1) << (64 - sh)
+		}
+		if left := n - off; left < 64 {
+			w &= 1<<left - 1
+		}
+		return w
+	}
+	for i := uint64(0); i < n; {
+		dst := start + i
+		pi := dst >> pageShift
+		chunk := min(n-i, (pi+1)<<pageShift-dst)
+		if w := b.denseForBytes(pi, i, chunk, bitsFrom); w != nil {
+			for d := uint64(0); d < chunk; {
+				off := (dst + d) & 63
+				cnt := min(64-off, chunk-d)
+				v := bitsFrom(i + d)
+				if cnt < 64 {
+					v &= 1<<cnt - 1
+				}
+				if v != 0 {
+					atomic.OrUint64(&w[((dst+d)&pageMask)>>6], v<<off)
+				}
+				d += cnt
+			}
+		} else {
+			base := i
+			wordRuns(chunk, func(k uint64) uint64 { return bitsFrom(base + k*64) }, func(lo, hi uint64) bool {
+				b.SetRange(dst+lo, hi-lo, nil)
+				return true
+			})
+		}
+		i += chunk
+	}
+}
+
+// denseForBytes returns page pi's dense words when SetBytes should OR the
+// source bits [from, from+n) into them: the page is dense already, or
+// the source holds more than maxRuns runs (the page would end dense), in
+// which case a run page is made dense first. It returns nil when the
+// runs should be set one by one (few runs, or a full page).
+func (b *Bitmap) denseForBytes(pi, from, n uint64, bitsFrom func(uint64) uint64) *[pageWords]uint64 {
+	slot := &b.pages[pi]
+	p := slot.Load()
+	if p != nil && p.w != nil {
+		return p.w
+	}
+	if p == fullPage {
+		return nil
+	}
+	runs, carry := 0, uint64(0)
+	for d := uint64(0); d < n && runs <= maxRuns; d += 64 {
+		v := bitsFrom(from + d)
+		if left := n - d; left < 64 {
+			v &= 1<<left - 1
+		}
+		runs += bits.OnesCount64(v &^ (v<<1 | carry))
+		carry = v >> 63
+	}
+	if runs <= maxRuns {
+		return nil
+	}
+	for {
+		var old []run
+		if p != nil {
+			old = p.runs
+		}
+		np := densePage(old)
+		if b.swap(slot, p, np) {
+			return np.w
+		}
+		if p = slot.Load(); p != nil && p.w != nil {
+			return p.w
+		}
+	}
 }
 
 // wordRuns calls emit(lo, hi) for each run [lo, hi) of set bits in the
