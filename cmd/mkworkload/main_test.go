@@ -78,6 +78,7 @@ func TestBuildTiny(t *testing.T) {
 		{"frag-punch", []string{"-n", "3000", "-extents", "1000"}, 3 + 1 + reserved, 0, "/frag/f2", 1000},
 		{"frag-aged", []string{"-n", "2000"}, 0, 1000, "/big/b000", 200},
 		{"mixed", []string{"-n", "2000"}, 0, 1200, "", 0},
+		{"seed", []string{"-n", "2000"}, 2000 + spreadDirs + reserved, 0, "", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.workload, func(t *testing.T) {
@@ -190,7 +191,13 @@ func TestPlans(t *testing.T) {
 		if p.inodes > p.bytes/4096 {
 			t.Errorf("%s: %d inodes do not fit %d bytes", w.name, p.inodes, p.bytes)
 		}
-		if p.inodes < w.defCount && w.name != "frag-punch" {
+		if w.name == "seed" {
+			// mke2fs chooses the inode count: one per 16 KiB on a
+			// filesystem of this size (mke2fs.conf's default type).
+			if p.bytes/16384 < w.defCount || p.bytes < seedDiskBytes {
+				t.Errorf("seed: %s holds %d inodes at mke2fs's default ratio, want the seed's 1 TiB and %d files", humanBytes(p.bytes), p.bytes/16384, w.defCount)
+			}
+		} else if p.inodes < w.defCount && w.name != "frag-punch" {
 			t.Errorf("%s: %d inodes for %d files", w.name, p.inodes, w.defCount)
 		}
 		t.Logf("%s default: %s, %d inodes", w.name, humanBytes(p.bytes), p.inodes)

@@ -31,6 +31,7 @@ var workloads = []workload{
 	{"bigdir", "zero-byte files in one large_dir directory; -n = entries", 2 << 20, planBigdir, populateBigdir},
 	{"frag-punch", "files with every other block punched out; -n = total extents", 8 << 20, planFragPunch, populateFragPunch},
 	{"frag-aged", "small files, every other one deleted, big files grown into the holes; -n = small files", 1 << 20, planFragAged, populateFragAged},
+	{"seed", "20 KiB files over 256 directories, sized as the first seed thread's disk (45.6M files on 1 TiB; mke2fs's own inode count); -n = files", seedFiles, planSeed, populateSeed},
 	{"mixed", "copies of -src with xattrs, hard/symbolic links, sparse files, aging; -n = inodes", 250000, planMixed, populateMixed},
 }
 
@@ -189,6 +190,31 @@ func populateSmall(ctx context.Context, e *env) error {
 	}
 	seed := e.cfg.seed
 	return populateSpread(ctx, e, func(i int64) int64 { return smallSize(seed, i) }, e.cfg.data == "write")
+}
+
+// seedFiles and seedDiskBytes are the first seed thread's filesystem:
+// 45.6M files of 20 KiB in 256 directories on a 1 TB disk.
+const (
+	seedFiles     = 45_600_000
+	seedDiskBytes = 1 << 40
+	seedFileBytes = 20 << 10
+)
+
+// planSeed sizes the seed workload: the seed's disk scaled to cfg.count
+// files (1 TiB for 45.6M), with mke2fs's default inode ratio and
+// features, as mke2fs makes a filesystem of that size today.
+func planSeed(cfg *config) (plan, error) {
+	bs := blockSizeGuess(cfg)
+	bytes := max(cfg.count*((seedDiskBytes+seedFiles-1)/seedFiles), 64<<20)
+	return plan{bytes: (bytes + bs - 1) / bs * bs}, nil
+}
+
+// populateSeed creates cfg.count files of 20 KiB over 256 directories,
+// their blocks preallocated (so a sparse image holds only metadata)
+// unless -data write.
+func populateSeed(ctx context.Context, e *env) error {
+	e.measure = dirNames("d", spreadDirs)
+	return populateSpread(ctx, e, func(int64) int64 { return seedFileBytes }, e.cfg.data == "write")
 }
 
 // planBigdir sizes the bigdir workload and asks for large_dir.
