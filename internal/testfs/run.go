@@ -367,6 +367,32 @@ func copySparse(f *os.File, r io.Reader) error {
 	return f.Truncate(off)
 }
 
+// E2fsckInPlaceAt is E2fsckInPlace with the clock stopped at now
+// (ClockAt); GofsckAt is its gofsck side.
+func E2fsckInPlaceAt(t testing.TB, now int64, img string, args ...string) (out string, exit int) {
+	t.Helper()
+	res := run(t, DefaultTimeout, append(checkerEnv(t), ClockAt(now)...), tool(t, "e2fsck"), append(args, img)...)
+	return res.out, res.exit
+}
+
+// GofsckAt is Gofsck with the clock stopped at now (ClockAt).
+func GofsckAt(t testing.TB, now int64, img string, args ...string) (out string, exit int) {
+	t.Helper()
+	res := run(t, DefaultTimeout, append(checkerEnv(t), ClockAt(now)...), GofsckPath(t), append(args, img)...)
+	return res.out, res.exit
+}
+
+// ClockAt is the environment that stops a checker's clock at now, both
+// e2fsck's own (E2FSCK_TIME, ctx->now) and the library's
+// (E2FSPROGS_FAKE_TIME, the times libext2fs stamps on the inodes it
+// writes). Two programs run with the same now stamp the same times
+// however far apart they run, which a busy machine can make seconds. Pass
+// the real time when the pair starts: an image's own times are then in
+// the past, as in production.
+func ClockAt(now int64) []string {
+	return []string{fmt.Sprintf("E2FSCK_TIME=%d", now), fmt.Sprintf("E2FSPROGS_FAKE_TIME=%d", now)}
+}
+
 // E2fsckInPlaceTimeout is E2fsckInPlace with an explicit timeout (for big
 // sparse images, which E2fsck's copy would read whole).
 func E2fsckInPlaceTimeout(t testing.TB, timeout time.Duration, img string, args ...string) (out string, exit int) {
