@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -66,6 +67,9 @@ type env struct {
 	measure []string
 	// note is added to the summary line.
 	note string
+	// crashed: populate shut the filesystem down (the crash workload);
+	// nothing can be synced or read through the mount any more.
+	crashed bool
 }
 
 // logf prints a progress line on the log unless -q was given.
@@ -143,13 +147,17 @@ func build(ctx context.Context, cfg *config, log io.Writer) (sum *summary, err e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := syncMount(mnt); err != nil {
-		return nil, err
-	}
 	popTime := time.Since(popStart)
-	maxExt, maxPath, err := measureExtents(ctx, e)
-	if err != nil {
-		return nil, fmt.Errorf("measuring extents: %w", err)
+	var maxExt int64
+	var maxPath string
+	if !e.crashed {
+		if err := syncMount(mnt); err != nil {
+			return nil, err
+		}
+		popTime = time.Since(popStart)
+		if maxExt, maxPath, err = measureExtents(ctx, e); err != nil {
+			return nil, fmt.Errorf("measuring extents: %w", err)
+		}
 	}
 	mounted = false
 	if err := unmount(mnt, loopDev, cfg.image, log); err != nil {
@@ -216,7 +224,11 @@ func makeImage(cfg *config, p plan, log io.Writer) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
+	// ext4 unless -mkfs names the type (mke2fs takes -t once).
 	args := []string{"-t", "ext4", "-F", "-q"}
+	if slices.Contains(strings.Fields(cfg.mkfsArgs), "-t") {
+		args = args[2:]
+	}
 	if cfg.blockSize != 0 {
 		args = append(args, "-b", strconv.Itoa(cfg.blockSize))
 	}

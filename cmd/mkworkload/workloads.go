@@ -32,6 +32,7 @@ var workloads = []workload{
 	{"frag-punch", "files with every other block punched out; -n = total extents", 8 << 20, planFragPunch, populateFragPunch},
 	{"frag-aged", "small files, every other one deleted, big files grown into the holes; -n = small files", 1 << 20, planFragAged, populateFragAged},
 	{"seed", "20 KiB files over 256 directories, sized as the first seed thread's disk (45.6M files on 1 TiB; mke2fs's own inode count); -n = files", seedFiles, planSeed, populateSeed},
+	{"crash", "random operations (orphans, xattrs of every size, links, renames, punched holes, a large directory), then a shutdown without log flush, as a power cut leaves it; -n = operations", crashDefaultOps, planCrash, populateCrash},
 	{"mixed", "copies of -src with xattrs, hard/symbolic links, sparse files, aging; -n = inodes", 250000, planMixed, populateMixed},
 }
 
