@@ -150,20 +150,28 @@ func openAt(dev blockdev.Device, off int64, sbBlock uint64, relaxed bool) (*FS, 
 		return nil, err
 	}
 	sb, _ := ondisk.NewSuperblock(buf)
+	// The library's order (ext2fs_open2): the checksum type and the
+	// checksum first, then the magic, which overrides them; only then
+	// the revision and the features. A checksum that fails is reported
+	// before a revision that is too high.
+	var csumErr error
+	if sb.HasRoCompat(ondisk.RoCompatMetadataCsum) && sb.ChecksumType() != 1 {
+		csumErr = ErrUnknownCsum
+	}
+	if !sb.ChecksumValid() {
+		csumErr = ErrSbCsum
+	}
 	if sb.Magic() != ondisk.Magic {
 		return nil, ErrBadMagic
+	}
+	if csumErr != nil {
+		return nil, csumErr
 	}
 	if sb.RevLevel() > 1 {
 		return nil, ErrRevTooHigh
 	}
 	if sb.HasIncompat(ondisk.IncompatJournalDev) {
 		return nil, ErrJournalDev
-	}
-	if sb.HasRoCompat(ondisk.RoCompatMetadataCsum) && sb.ChecksumType() != 1 {
-		return nil, ErrUnknownCsum
-	}
-	if !sb.ChecksumValid() {
-		return nil, ErrSbCsum
 	}
 	f := &FS{Dev: dev, SB: sb, relaxed: relaxed}
 	if err := f.geometry(); err != nil {
