@@ -62,9 +62,13 @@ type progress struct {
 	meta    bool
 	enabled atomic.Bool
 
-	// seq is odd while Update writes pass, cur and max (one writer).
+	// seq is odd while Update or Work writes pass, cur and max or
+	// workPass, done and total (one writer, the check's goroutine).
 	seq            atomic.Uint64
 	pass, cur, max atomic.Uint64
+	// The work the check's workers have done in pass workPass, finer
+	// than its units (check.WorkProgress): the bar follows it.
+	workPass, workDone, workTotal atomic.Uint64
 
 	mu sync.Mutex
 	// mu protects lines, lastTenths, shown, midLine, start and writes to
@@ -78,7 +82,10 @@ type progress struct {
 	done  chan struct{}
 }
 
-var _ check.Progress = (*progress)(nil)
+var (
+	_ check.Progress     = (*progress)(nil)
+	_ check.WorkProgress = (*progress)(nil)
+)
 
 // parseProgressFd reads -C's argument as e2fsck does (sscanf "%d": a
 // leading integer after blanks; the caller has refused an argument with
@@ -227,18 +234,52 @@ func (p *progress) Update(pass int, cur, max uint64) {
 	}
 }
 
-// load returns a consistent pass, cur and max (pass 0: nothing yet).
-func (p *progress) load() (pass, cur, max uint64) {
+// Work records how much of pass's work the check's workers have done,
+// for the bar's next tick; the protocol's lines are e2fsck's units only.
+func (p *progress) Work(pass int, done, total uint64) {
+	if p.fd > 0 || !p.enabled.Load() {
+		return
+	}
+	p.seq.Add(1)
+	p.workPass.Store(uint64(pass))
+	p.workDone.Store(done)
+	p.workTotal.Store(total)
+	p.seq.Add(1)
+}
+
+// load returns a consistent pass, cur and max (pass 0: nothing yet), and
+// the share of the pass done in tenths of a percent of the whole check:
+// the units done or, when larger, the work done in the pass.
+func (p *progress) load() (pass, cur, max, tenths uint64) {
 	for {
 		s := p.seq.Load()
 		if s&1 == 0 {
 			pass, cur, max = p.pass.Load(), p.cur.Load(), p.max.Load()
+			wp, done, total := p.workPass.Load(), p.workDone.Load(), p.workTotal.Load()
 			if p.seq.Load() == s {
-				return pass, cur, max
+				if pass == 0 || pass >= uint64(len(passSpan)) {
+					return pass, cur, max, 0
+				}
+				tenths = passTenths(pass, cur, max)
+				if w := passTenths(pass, done, total); wp == pass && total > 0 && w > tenths {
+					tenths = w
+				}
+				return pass, cur, max, tenths
 			}
 		}
 		runtime.Gosched()
 	}
+}
+
+// passTenths is cur of max units of pass in tenths of a percent of the
+// whole check (pass is 1 to 5).
+func passTenths(pass, cur, max uint64) uint64 {
+	span := passSpan[pass]
+	tenths := span[0]
+	if max > 0 {
+		tenths += (span[1] - span[0]) * min(cur, max) / max
+	}
+	return tenths
 }
 
 // report draws the bar if the check moved on since the last one; final
@@ -247,24 +288,19 @@ func (p *progress) report(final bool) {
 	if p.fd > 0 || !p.enabled.Load() {
 		return // the protocol's lines are written by Update
 	}
-	pass, cur, max := p.load()
+	pass, _, _, tenths := p.load()
 	if pass == 0 || pass >= uint64(len(passSpan)) {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.bar(pass, cur, max, final)
+	p.bar(tenths, final)
 }
 
-// bar draws the bar for cur of max units of pass. p.mu is held.
-func (p *progress) bar(pass, cur, max uint64, final bool) {
+// bar draws the bar at tenths of a percent of the check. p.mu is held.
+func (p *progress) bar(tenths uint64, final bool) {
 	if p.midLine {
 		return
-	}
-	span := passSpan[pass]
-	tenths := span[0]
-	if max > 0 {
-		tenths += (span[1] - span[0]) * min(cur, max) / max
 	}
 	// The bar only goes forward; the end of the check is always drawn.
 	if int64(tenths) < p.lastTenths || (int64(tenths) == p.lastTenths && !final) {
