@@ -333,6 +333,11 @@ func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int) int6
 					work(i, w)
 				}()
 				done[i] <- w
+				if ahead != nil {
+					// The replay may be waiting for an earlier unit:
+					// report this one's work.
+					ahead.wakeRun(ahead.work.Load())
+				}
 			}
 		}()
 	}

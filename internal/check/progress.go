@@ -125,11 +125,11 @@ type unitProgress struct {
 	// work of total is the pass's work done (for WorkProgress).
 	work  atomic.Uint64
 	total uint64
-	// step is the work between two wakes of the Run goroutine, nextWake
-	// the work at which the next is due.
-	step     uint64
-	nextWake atomic.Uint64
-	wake     chan struct{}
+	// step is the work between two wakes of the Run goroutine, woken
+	// the work done at the last.
+	step  uint64
+	woken atomic.Uint64
+	wake  chan struct{}
 	// serial: the units run on the Run goroutine, which reports at once
 	// (set by runUnits).
 	serial bool
@@ -145,7 +145,6 @@ const aheadSteps = 1000
 func newUnitProgress(pass, n int, units, total uint64, frontier func(next int) uint64) *unitProgress {
 	u := &unitProgress{pass: pass, max: units, reached: make([]atomic.Uint32, n), frontier: frontier,
 		total: total, step: max(1, total/aheadSteps), wake: make(chan struct{}, 1)}
-	u.nextWake.Store(u.step)
 	return u
 }
 
@@ -192,11 +191,27 @@ func (c *Checker) workDone(n uint64) {
 		u.report(c.unit)
 		return
 	}
-	if w >= u.nextWake.Load() {
-		u.nextWake.Store(w + u.step)
-		select {
-		case u.wake <- struct{}{}:
-		default:
+	if w >= u.woken.Load()+u.step {
+		u.wakeRun(w)
+	}
+}
+
+// beforeRead is called by a worker before a read, which may take long on
+// a slow device: the work done before it is reported while it waits.
+func (c *Checker) beforeRead() {
+	if u := c.ahead; u != nil && !u.serial {
+		if w := u.work.Load(); w > u.woken.Load() {
+			u.wakeRun(w)
 		}
+	}
+}
+
+// wakeRun has the Run goroutine report the work done, w (and the units
+// reached with it), unless a wake is pending: that one reports it.
+func (u *unitProgress) wakeRun(w uint64) {
+	u.woken.Store(w)
+	select {
+	case u.wake <- struct{}{}:
+	default:
 	}
 }
