@@ -69,6 +69,8 @@ type progress struct {
 	// The work the check's workers have done in pass workPass, finer
 	// than its units (check.WorkProgress): the bar follows it.
 	workPass, workDone, workTotal atomic.Uint64
+	// passStart is when the current pass's first Update came, since start.
+	passStart atomic.Int64
 
 	mu sync.Mutex
 	// mu protects lines, lastTenths, shown, midLine, start and writes to
@@ -224,6 +226,9 @@ func (p *progress) Update(pass int, cur, max uint64) {
 		p.mu.Unlock()
 		return
 	}
+	if uint64(pass) != p.pass.Load() {
+		p.passStart.Store(int64(time.Since(p.start)))
+	}
 	p.seq.Add(1)
 	p.pass.Store(uint64(pass))
 	p.cur.Store(cur)
@@ -294,11 +299,12 @@ func (p *progress) report(final bool) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.bar(tenths, final)
+	p.bar(pass, tenths, final)
 }
 
-// bar draws the bar at tenths of a percent of the check. p.mu is held.
-func (p *progress) bar(tenths uint64, final bool) {
+// bar draws the bar at tenths of a percent of the check, in pass. p.mu
+// is held.
+func (p *progress) bar(pass, tenths uint64, final bool) {
 	if p.midLine {
 		return
 	}
@@ -315,13 +321,29 @@ func (p *progress) bar(tenths uint64, final bool) {
 	eta := ""
 	if tenths > 0 && tenths < 1000 {
 		el := time.Since(p.start)
-		left := time.Duration(float64(el) * float64(1000-tenths) / float64(tenths))
+		left := timeLeft(el, el-time.Duration(p.passStart.Load()), pass, tenths)
 		sec := int64(left / time.Second)
 		eta = fmt.Sprintf(" ETA %d:%02d", sec/60, sec%60)
 	}
 	fmt.Fprintf(p.out, "%s%s: |%s%s| %3d.%d%%%s   \r%s", p.startMeta(), p.name, strings.Repeat("=", fill), strings.Repeat(" ", width-fill),
 		tenths/10, tenths%10, eta, p.stopMeta())
 	p.shown = true
+}
+
+// timeLeft estimates the time the check has left at tenths of it, el
+// after it started and inPass after pass did. The passes do not take the
+// shares of the bar e2fsck gives them (on a slow device pass 2 can take
+// most of the time, not a fifth), so once a tenth of the pass is done
+// its rest is estimated at the rate the pass has gone, and only the
+// passes after it at the rate of the check so far.
+func timeLeft(el, inPass time.Duration, pass, tenths uint64) time.Duration {
+	rate := float64(el) / float64(tenths) // per tenth of the check
+	span := passSpan[pass]
+	if done := tenths - min(tenths, span[0]); 10*done >= span[1]-span[0] && inPass > 0 {
+		passLeft := float64(inPass) * float64(span[1]-min(tenths, span[1])) / float64(done)
+		return time.Duration(passLeft + rate*float64(1000-span[1]))
+	}
+	return time.Duration(rate * float64(1000-tenths))
 }
 
 // clear takes the bar off the screen. p.mu is held.
