@@ -27,7 +27,10 @@ import (
 // a write(2) each. For the bar on stdout (fd 0) Update only stores the
 // numbers under a sequence counter (no lock, no allocation); the reporter
 // goroutine draws, every tick, the percent of the whole check and an
-// estimate of the time left, and Update draws the bar's 100%.
+// estimate of the time left, and Update draws the bar's 100%. Within
+// passes 1 and 2 the checker also reports the work its workers have done
+// (Work, finer than the units: a volume of 8 groups has 8 units in pass
+// 1), and the bar shows whichever is further.
 //
 // The bar shares stdout with the problem transcript: every other write to
 // stdout goes through progressWriter, which clears the bar first, and the
