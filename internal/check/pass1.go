@@ -231,7 +231,6 @@ func (c *Checker) scanGroup(g uint32) {
 	for b := uint64(0); b < blocksNeeded; {
 		nb := min(blocksNeeded-b, uint64(len(ps.chunk)/f.BlockSize))
 		buf := ps.chunk[:nb<<f.BlockBits]
-		c.beforeRead()
 		readErr := f.ReadBlock(table+b, buf)
 		if readErr == nil && c.opt.PrefetchBytes > 0 {
 			n := min(uint64(limit)-b*ipb, nb*ipb)

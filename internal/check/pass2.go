@@ -222,7 +222,6 @@ func (c *Checker) pass2Unit(list []dirBlock) {
 		run := w.unit[:(j-i)*bs]
 		var err error
 		if list[i].blk != 0 {
-			c.beforeRead()
 			err = f.ReadBlock(list[i].blk, run)
 		}
 		for k := i; k < j; k++ {

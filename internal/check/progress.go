@@ -196,16 +196,6 @@ func (c *Checker) workDone(n uint64) {
 	}
 }
 
-// beforeRead is called by a worker before a read, which may take long on
-// a slow device: the work done before it is reported while it waits.
-func (c *Checker) beforeRead() {
-	if u := c.ahead; u != nil && !u.serial {
-		if w := u.work.Load(); w > u.woken.Load() {
-			u.wakeRun(w)
-		}
-	}
-}
-
 // wakeRun has the Run goroutine report the work done, w (and the units
 // reached with it), unless a wake is pending: that one reports it.
 func (u *unitProgress) wakeRun(w uint64) {
