@@ -116,6 +116,9 @@ func (c *Checker) pass1(ctx context.Context) error {
 			j++
 		}
 		if j == len(units) {
+			if j == 0 {
+				return 0
+			}
 			return uint64(units[j-1]) + 1
 		}
 		return uint64(units[j])
