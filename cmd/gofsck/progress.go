@@ -27,7 +27,10 @@ import (
 // a write(2) each. For the bar on stdout (fd 0) Update only stores the
 // numbers under a sequence counter (no lock, no allocation); the reporter
 // goroutine draws, every tick, the percent of the whole check and an
-// estimate of the time left, and Update draws the bar's 100%.
+// estimate of the time left, and Update draws the bar's 100%. Within
+// passes 1 and 2 the checker also reports the work its workers have done
+// (Work, finer than the units: a volume of 8 groups has 8 units in pass
+// 1), and the bar shows whichever is further.
 //
 // The bar shares stdout with the problem transcript: every other write to
 // stdout goes through progressWriter, which clears the bar first, and the
@@ -62,9 +65,15 @@ type progress struct {
 	meta    bool
 	enabled atomic.Bool
 
-	// seq is odd while Update writes pass, cur and max (one writer).
+	// seq is odd while Update or Work writes pass, cur and max or
+	// workPass, done and total (one writer, the check's goroutine).
 	seq            atomic.Uint64
 	pass, cur, max atomic.Uint64
+	// The work the check's workers have done in pass workPass, finer
+	// than its units (check.WorkProgress): the bar follows it.
+	workPass, workDone, workTotal atomic.Uint64
+	// passStart is when the current pass's first Update came, since start.
+	passStart atomic.Int64
 
 	mu sync.Mutex
 	// mu protects lines, lastTenths, shown, midLine, start and writes to
@@ -78,7 +87,10 @@ type progress struct {
 	done  chan struct{}
 }
 
-var _ check.Progress = (*progress)(nil)
+var (
+	_ check.Progress     = (*progress)(nil)
+	_ check.WorkProgress = (*progress)(nil)
+)
 
 // parseProgressFd reads -C's argument as e2fsck does (sscanf "%d": a
 // leading integer after blanks; the caller has refused an argument with
@@ -217,6 +229,9 @@ func (p *progress) Update(pass int, cur, max uint64) {
 		p.mu.Unlock()
 		return
 	}
+	if uint64(pass) != p.pass.Load() {
+		p.passStart.Store(int64(time.Since(p.start)))
+	}
 	p.seq.Add(1)
 	p.pass.Store(uint64(pass))
 	p.cur.Store(cur)
@@ -227,18 +242,52 @@ func (p *progress) Update(pass int, cur, max uint64) {
 	}
 }
 
-// load returns a consistent pass, cur and max (pass 0: nothing yet).
-func (p *progress) load() (pass, cur, max uint64) {
+// Work records how much of pass's work the check's workers have done,
+// for the bar's next tick; the protocol's lines are e2fsck's units only.
+func (p *progress) Work(pass int, done, total uint64) {
+	if p.fd > 0 || !p.enabled.Load() {
+		return
+	}
+	p.seq.Add(1)
+	p.workPass.Store(uint64(pass))
+	p.workDone.Store(done)
+	p.workTotal.Store(total)
+	p.seq.Add(1)
+}
+
+// load returns a consistent pass, cur and max (pass 0: nothing yet), and
+// the share of the pass done in tenths of a percent of the whole check:
+// the units done or, when larger, the work done in the pass.
+func (p *progress) load() (pass, cur, max, tenths uint64) {
 	for {
 		s := p.seq.Load()
 		if s&1 == 0 {
 			pass, cur, max = p.pass.Load(), p.cur.Load(), p.max.Load()
+			wp, done, total := p.workPass.Load(), p.workDone.Load(), p.workTotal.Load()
 			if p.seq.Load() == s {
-				return pass, cur, max
+				if pass == 0 || pass >= uint64(len(passSpan)) {
+					return pass, cur, max, 0
+				}
+				tenths = passTenths(pass, cur, max)
+				if w := passTenths(pass, done, total); wp == pass && total > 0 && w > tenths {
+					tenths = w
+				}
+				return pass, cur, max, tenths
 			}
 		}
 		runtime.Gosched()
 	}
+}
+
+// passTenths is cur of max units of pass in tenths of a percent of the
+// whole check (pass is 1 to 5).
+func passTenths(pass, cur, max uint64) uint64 {
+	span := passSpan[pass]
+	tenths := span[0]
+	if max > 0 {
+		tenths += (span[1] - span[0]) * min(cur, max) / max
+	}
+	return tenths
 }
 
 // report draws the bar if the check moved on since the last one; final
@@ -247,24 +296,20 @@ func (p *progress) report(final bool) {
 	if p.fd > 0 || !p.enabled.Load() {
 		return // the protocol's lines are written by Update
 	}
-	pass, cur, max := p.load()
+	pass, _, _, tenths := p.load()
 	if pass == 0 || pass >= uint64(len(passSpan)) {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.bar(pass, cur, max, final)
+	p.bar(pass, tenths, final)
 }
 
-// bar draws the bar for cur of max units of pass. p.mu is held.
-func (p *progress) bar(pass, cur, max uint64, final bool) {
+// bar draws the bar at tenths of a percent of the check, in pass. p.mu
+// is held.
+func (p *progress) bar(pass, tenths uint64, final bool) {
 	if p.midLine {
 		return
-	}
-	span := passSpan[pass]
-	tenths := span[0]
-	if max > 0 {
-		tenths += (span[1] - span[0]) * min(cur, max) / max
 	}
 	// The bar only goes forward; the end of the check is always drawn.
 	if int64(tenths) < p.lastTenths || (int64(tenths) == p.lastTenths && !final) {
@@ -279,13 +324,29 @@ func (p *progress) bar(pass, cur, max uint64, final bool) {
 	eta := ""
 	if tenths > 0 && tenths < 1000 {
 		el := time.Since(p.start)
-		left := time.Duration(float64(el) * float64(1000-tenths) / float64(tenths))
+		left := timeLeft(el, el-time.Duration(p.passStart.Load()), pass, tenths)
 		sec := int64(left / time.Second)
 		eta = fmt.Sprintf(" ETA %d:%02d", sec/60, sec%60)
 	}
 	fmt.Fprintf(p.out, "%s%s: |%s%s| %3d.%d%%%s   \r%s", p.startMeta(), p.name, strings.Repeat("=", fill), strings.Repeat(" ", width-fill),
 		tenths/10, tenths%10, eta, p.stopMeta())
 	p.shown = true
+}
+
+// timeLeft estimates the time the check has left at tenths of it, el
+// after it started and inPass after pass did. The passes do not take the
+// shares of the bar e2fsck gives them (on a slow device pass 2 can take
+// most of the time, not a fifth), so once a tenth of the pass is done
+// its rest is estimated at the rate the pass has gone, and only the
+// passes after it at the rate of the check so far.
+func timeLeft(el, inPass time.Duration, pass, tenths uint64) time.Duration {
+	rate := float64(el) / float64(tenths) // per tenth of the check
+	span := passSpan[pass]
+	if done := tenths - min(tenths, span[0]); 10*done >= span[1]-span[0] && inPass > 0 {
+		passLeft := float64(inPass) * float64(span[1]-min(tenths, span[1])) / float64(done)
+		return time.Duration(passLeft + rate*float64(1000-span[1]))
+	}
+	return time.Duration(rate * float64(1000-tenths))
 }
 
 // clear takes the bar off the screen. p.mu is held.

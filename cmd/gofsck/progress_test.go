@@ -471,3 +471,75 @@ func TestProgressBarLogMarkers(t *testing.T) {
 		t.Errorf("e2fsck's stdout has no marked bar:\n%q", outs[1])
 	}
 }
+
+// TestProgressBarFollowsWork: the bar shows the work the check's workers
+// have done in the current pass (check.WorkProgress) when it is ahead of
+// the pass's units, as in a pass of few large units, and ignores work
+// reported for another pass; the protocol's lines stay the units.
+func TestProgressBarFollowsWork(t *testing.T) {
+	var out bytes.Buffer
+	p, _ := startProgress(&options{progressOn: true}, "dev", &out)
+	bars := func() string {
+		s := out.String()
+		out.Reset()
+		return s
+	}
+	p.Update(1, 0, 8)
+	p.Work(1, 50, 100) // half of pass 1: 35% of the check
+	p.report(false)
+	if s := bars(); !strings.Contains(s, " 35.0% ETA ") {
+		t.Errorf("pass 1 half done: bar %q, want 35.0%%", s)
+	}
+	p.Update(1, 6, 8) // the units are ahead now: 52.5%
+	p.report(false)
+	if s := bars(); !strings.Contains(s, " 52.5% ETA ") {
+		t.Errorf("6 of 8 groups: bar %q, want 52.5%%", s)
+	}
+	p.Update(2, 0, 10)
+	p.Work(1, 100, 100) // a pass that is over: not pass 2's work
+	p.report(false)
+	if s := bars(); !strings.Contains(s, " 70.0% ETA ") {
+		t.Errorf("pass 2 begun: bar %q, want 70.0%%", s)
+	}
+	p.Work(2, 3, 4)
+	p.report(false)
+	if s := bars(); !strings.Contains(s, " 85.0% ETA ") {
+		t.Errorf("pass 2, work 3 of 4: bar %q, want 85.0%%", s)
+	}
+	p.stop()
+
+	fd := tempFile(t)
+	p, _ = startProgress(&options{progressFd: int(fd.Fd()), progressOn: true}, "dev", &bytes.Buffer{})
+	p.Update(1, 0, 2)
+	p.Work(1, 7, 10)
+	p.Update(1, 2, 2)
+	p.stop()
+	if got, want := readBack(t, fd), "1 0 2 dev\n1 2 2 dev\n"; got != want {
+		t.Errorf("protocol %q, want %q", got, want)
+	}
+}
+
+// TestProgressTimeLeft: the rest of a pass a tenth done or more is
+// estimated at the pass's own rate, the passes after it at the check's;
+// before that, everything at the check's rate.
+func TestProgressTimeLeft(t *testing.T) {
+	s := time.Second
+	for _, c := range []struct {
+		el, inPass   time.Duration
+		pass, tenths uint64
+		want         time.Duration
+	}{
+		// Pass 2 half done (800 of 1000) in 3 s of 4: 3 s for its rest,
+		// 100 tenths at 5 ms each for passes 3 to 5.
+		{4 * s, 3 * s, 2, 800, 3500 * time.Millisecond},
+		// Pass 2 barely begun: 200 tenths at 5 ms.
+		{4 * s, 1 * s, 2, 710, 4 * s * 290 / 710},
+		// Pass 1 at 35% in 7 s: the rest of it (350 tenths) at 20 ms,
+		// 300 tenths after it at 20 ms.
+		{7 * s, 7 * s, 1, 350, 13 * s},
+	} {
+		if got := timeLeft(c.el, c.inPass, c.pass, c.tenths); got != c.want {
+			t.Errorf("timeLeft(%v, %v, pass %d, %d) = %v, want %v", c.el, c.inPass, c.pass, c.tenths, got, c.want)
+		}
+	}
+}

@@ -290,6 +290,9 @@ type Checker struct {
 	opt  Options
 	sb   ondisk.Superblock
 	prog progressState
+	// ahead, while pass 1 or 2 runs its units, is where workers count the
+	// work they have done for progress (progress.go), shared by the shards.
+	ahead *unitProgress
 	workerOwned
 
 	// Inode maps, indexed by inode number.
@@ -403,6 +406,8 @@ type Checker struct {
 type workerOwned struct {
 	// rec is the recording sink of a worker shard (nil on the main Checker).
 	rec *recSink
+	// unit is the index of the work unit a worker shard runs.
+	unit int
 	// abort is set when a declined answer leaves e2fsck unable to go on
 	// (a directory block it may not salvage); the run then stops.
 	abort bool

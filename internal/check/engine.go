@@ -83,6 +83,15 @@ type recSink struct {
 	// its last EndLatch: ending an unused latch is a no-op and is not
 	// recorded (pass 1 ends two latches per inode).
 	latched uint32
+	// writable says that the run writes, where any problem may stop it
+	// (a preen halt, a fix gofsck does not make), decided or not by the
+	// replay; a read-only run stops only at a fatal problem, an abort
+	// question or a library error.
+	writable bool
+	// mayStop is set once an event is recorded after which the replay
+	// might stop the run: the progress reported ahead of the replay
+	// (unitProgress) goes no further than the work before it.
+	mayStop bool
 }
 
 func (r *recSink) Fix(p problem.Problem) bool {
@@ -96,13 +105,17 @@ func (r *recSink) Fix(p problem.Problem) bool {
 		p.Dirent = &d
 	}
 	r.events = append(r.events, event{kind: evFix, p: p})
-	if d, ok := problem.Lookup(p.Code); ok {
+	d, ok := problem.Lookup(p.Code)
+	if ok {
 		if d.Flags&problem.FlagFatal != 0 {
 			r.fatal = true
 		}
 		if d.Latch != problem.LatchNone {
 			r.latched |= 1 << d.Latch
 		}
+	}
+	if !ok || r.writable || d.Flags&problem.FlagFatal != 0 || d.Prompt == problem.PromptAbort {
+		r.mayStop = true
 	}
 	return r.answer.Answer(p)
 }
@@ -113,6 +126,7 @@ func (r *recSink) Header(c problem.Code) {
 		return
 	}
 	r.events = append(r.events, event{kind: evHeader, p: problem.Problem{Code: c}})
+	r.mayStop = r.mayStop || r.writable
 }
 
 func (r *recSink) Aborted() bool {
@@ -131,6 +145,7 @@ func (r *recSink) EndLatch(l problem.Latch) (bool, bool) {
 	}
 	r.latched &^= 1 << l
 	r.events = append(r.events, event{kind: evEndLatch, latch: l})
+	r.mayStop = r.mayStop || r.writable
 	return false, false
 }
 
@@ -143,11 +158,25 @@ func (r *recSink) Unsupported(code problem.Code) {
 		return
 	}
 	r.fatal = true
+	r.mayStop = true
 	r.events = append(r.events, event{kind: evUnsupported, p: problem.Problem{Code: code}})
 }
 
 // record appends an order-dependent event.
-func (r *recSink) record(e event) { r.events = append(r.events, e) }
+func (r *recSink) record(e event) {
+	r.events = append(r.events, e)
+	switch e.kind {
+	case evRehash, evClearBad, evPctxDir, evPctxDirFix, evDxRefs:
+		// State the replay applies; evPctxDirFix comes before a
+		// recorded problem, which counts on its own.
+	case evEARef, evSubdir, evDupName:
+		// The replay decides whether they raise a problem (an EA
+		// block's, LINK_DIR, REPORT_DUP_DIRENT), none of which is fatal.
+		r.mayStop = r.mayStop || r.writable
+	default:
+		r.mayStop = true
+	}
+}
 
 // FatalError forwards to the direct sink (fatalError records instead when
 // there is none).
@@ -246,7 +275,14 @@ func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int) int6
 	// Only a read-only check, or a speculative pass (speculate.go), may
 	// run in parallel: with "yes" answers some fixes change what later
 	// units see.
-	if a == nil || nw <= 1 || n <= 1 || !c.opt.ReadOnly && c.spec == nil {
+	serial := a == nil || nw <= 1 || n <= 1 || !c.opt.ReadOnly && c.spec == nil
+	ahead := c.ahead
+	var wake chan struct{} // nil: never ready
+	if ahead != nil {
+		ahead.serial, ahead.report = serial, c.reportAhead
+		wake = ahead.wake
+	}
+	if serial {
 		// Serial: the same code, forwarding straight to the sink.
 		for i := 0; i < n; i++ {
 			if err := ctx.Err(); err != nil {
@@ -255,6 +291,7 @@ func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int) int6
 			hints.dispatch(i)
 			rec := &recSink{direct: c.sink}
 			w := c.shard(rec)
+			w.unit = i
 			work(i, w)
 			if replay(i, w) {
 				return nil
@@ -281,8 +318,9 @@ func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int) int6
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				rec := &recSink{answer: a}
+				rec := &recSink{answer: a, writable: !c.opt.ReadOnly}
 				w := tmpl.shard(rec)
+				w.unit = i
 				func() {
 					defer func() {
 						if r := recover(); r != nil {
@@ -295,6 +333,11 @@ func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int) int6
 					work(i, w)
 				}()
 				done[i] <- w
+				if ahead != nil {
+					// The replay may be waiting for an earlier unit:
+					// report this one's work.
+					ahead.wakeRun(ahead.work.Load())
+				}
 			}
 		}()
 	}
@@ -319,10 +362,19 @@ func (c *Checker) runUnits(ctx context.Context, n int, prefetch func(i int) int6
 	var err error
 	for i := 0; i < n; i++ {
 		var w *Checker
-		select {
-		case w = <-done[i]:
-		case <-ctx.Done():
-			err = ctx.Err()
+	wait:
+		for {
+			select {
+			case w = <-done[i]:
+				break wait
+			case <-wake:
+				// Workers have done more: report it while the replay
+				// waits for unit i.
+				c.reportAhead(i)
+			case <-ctx.Done():
+				err = ctx.Err()
+				break wait
+			}
 		}
 		if err != nil {
 			break

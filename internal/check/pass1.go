@@ -99,11 +99,32 @@ func (c *Checker) pass1(ctx context.Context) error {
 	// covering it) has nothing for a worker, and on a big, mostly empty
 	// volume those are nearly all of its millions of groups.
 	var units []uint32
+	var tableBlocks uint64
 	for g := uint32(0); g < f.Groups; g++ {
 		if _, blocks := c.usedInodeTable(g); blocks > 0 {
 			units = append(units, g)
+			tableBlocks += blocks
 		}
 	}
+	// Progress ahead of the replay: groups up to the first unit not
+	// finished (the empty groups before it are passed), and inode-table
+	// blocks checked.
+	var ahead *unitProgress
+	ahead = newUnitProgress(1, len(units), groups, tableBlocks, func(next int) uint64 {
+		j := next
+		for j < len(units) && ahead.reached[j].Load() > 0 {
+			j++
+		}
+		if j == len(units) {
+			if j == 0 {
+				return 0
+			}
+			return uint64(units[j-1]) + 1
+		}
+		return uint64(units[j])
+	})
+	c.ahead = ahead
+	defer func() { c.ahead = nil }()
 	// Claims turn pages dense after maxEdits changes although many end
 	// with few runs (a group of small files, each its own extent), and the
 	// dense pages are most of pass 1's peak. Compacting them as the pass
@@ -123,8 +144,11 @@ func (c *Checker) pass1(ctx context.Context) error {
 			pause.RLock()
 			defer pause.RUnlock()
 			w.scanGroup(units[i])
+			w.unitReached(1)
 		},
 		func(i int, w *Checker) bool {
+			// e2fsck has passed the empty groups before this one.
+			c.progressUpTo(1, uint64(units[i]), groups)
 			stop := c.mergePass1Unit(i, w)
 			if !stop {
 				c.progress(1, uint64(units[i])+1, groups)
@@ -242,6 +266,7 @@ func (c *Checker) scanGroup(g uint32) {
 					c.inodeBB.Set(uint64(ino))
 					c.inodeUsed.Set(uint64(ino))
 				}
+				c.workDone(1)
 				continue
 			}
 			garbage := c.insaneBlock(s, blockBuf, g*ipg+first, ipb, limit-first+1)
@@ -259,6 +284,7 @@ func (c *Checker) scanGroup(g uint32) {
 					return
 				}
 			}
+			c.workDone(1)
 		}
 		b += nb
 	}

@@ -109,6 +109,22 @@ func (c *Checker) pass2(ctx context.Context) error {
 	units := (len(c.dblist) + unitBlocks - 1) / unitBlocks
 	nblocks := uint64(len(c.dblist))
 	c.progress(2, 0, nblocks)
+	// Progress ahead of the replay: blocks up to the first not finished,
+	// and blocks checked.
+	var ahead *unitProgress
+	ahead = newUnitProgress(2, units, nblocks, nblocks, func(next int) uint64 {
+		cur := uint64(next) * unitBlocks
+		for j := next; j < units; j++ {
+			k := uint64(ahead.reached[j].Load())
+			cur = uint64(j)*unitBlocks + k
+			if k < unitBlocks {
+				break
+			}
+		}
+		return cur
+	})
+	c.ahead = ahead
+	defer func() { c.ahead = nil }()
 	f.PromoteLater()
 	hinted := c.dirBlocksHinted()
 	// The reference counts' single-count map turns dense as pass 1's maps
@@ -134,7 +150,7 @@ func (c *Checker) pass2(ctx context.Context) error {
 		lo := i * unitBlocks
 		w.pass2Unit(c.dblist[lo:min(lo+unitBlocks, len(c.dblist))])
 	}, func(i int, w *Checker) bool {
-		stop := c.mergePass2Unit(i, w)
+		stop := c.mergePass2Unit(w, uint64(i)*unitBlocks, nblocks)
 		if !stop {
 			c.progress(2, uint64(i+1)*unitBlocks, nblocks)
 		}
@@ -167,6 +183,7 @@ func (c *Checker) pass2(ctx context.Context) error {
 // events and references start, and what the replay must decide.
 type p2Block struct {
 	db        *dirBlock
+	pos       int // the block's index in its unit
 	evStart   int
 	refStart  int
 	rehashDep bool // the result assumed the directory was not queued for rebuild
@@ -190,6 +207,10 @@ func (c *Checker) pass2Unit(list []dirBlock) {
 	// maxDirRun), and check each run before reading the next: the buffer
 	// is a run, not the unit (256 KiB instead of 1 MiB per worker).
 	bs := f.BlockSize
+	// Run serially, the blocks' problems are printed as they are found,
+	// and a block may be reported as it starts, as e2fsck reports it;
+	// recorded, only once nothing in it may stop the run.
+	direct := !c.p2recording()
 	if cap(w.unit) < maxDirRun*bs {
 		w.unit = make([]byte, maxDirRun*bs)
 	}
@@ -204,12 +225,21 @@ func (c *Checker) pass2Unit(list []dirBlock) {
 			err = f.ReadBlock(list[i].blk, run)
 		}
 		for k := i; k < j; k++ {
+			w.pos = k
+			if direct {
+				// e2fsck reports a block as it starts it.
+				c.unitReached(uint32(k + 1))
+			}
 			if !w.checkDirBlock(&list[k], c.dx, run[(k-i)*bs:(k-i+1)*bs], err) {
 				return
 			}
 			if c.sink.Aborted() {
 				return
 			}
+			if !direct {
+				c.unitReached(uint32(k + 1))
+			}
+			c.workDone(1)
 		}
 		i = j
 	}
@@ -221,7 +251,7 @@ const maxDirRun = 64
 // mergePass2Unit replays a unit's blocks in order. A block whose result
 // assumed its directory was not queued for rebuild, when by now it is, is
 // checked again here with the live state.
-func (c *Checker) mergePass2Unit(i int, w *Checker) bool {
+func (c *Checker) mergePass2Unit(w *Checker, first, nblocks uint64) bool {
 	r := w.rec
 	if r == nil || r.direct != nil {
 		c.stats.add(&w.stats)
@@ -229,6 +259,8 @@ func (c *Checker) mergePass2Unit(i int, w *Checker) bool {
 		return c.sink.Aborted() || c.abort
 	}
 	for k, b := range w.p2blocks {
+		// e2fsck reports a block as it starts it.
+		c.progress(2, first+uint64(b.pos)+1, nblocks)
 		evEnd := len(r.events)
 		refEnd := len(w.p2refs)
 		if k+1 < len(w.p2blocks) {
@@ -368,6 +400,7 @@ func (c *Checker) rehashed(dir uint32) bool {
 // dirWorker holds the buffers of the directory pass.
 type dirWorker struct {
 	c       *Checker
+	pos     int // the index in its unit of the block being checked
 	buf     []byte
 	ibuf    []byte
 	scratch []byte
@@ -443,7 +476,7 @@ func (w *dirWorker) checkDirBlock(db *dirBlock, dx map[uint32]*dxDirState, data 
 	}
 	var blk *p2Block
 	if c.p2recording() {
-		c.p2blocks = append(c.p2blocks, p2Block{db: db, evStart: len(c.rec.events), refStart: len(c.p2refs)})
+		c.p2blocks = append(c.p2blocks, p2Block{db: db, pos: w.pos, evStart: len(c.rec.events), refStart: len(c.p2refs)})
 		blk = &c.p2blocks[len(c.p2blocks)-1]
 	}
 	if sb.HasIncompat(ondisk.IncompatInlineData) && w.dirCsumFails(ino) {
